@@ -1,0 +1,109 @@
+"""Loading one LV-Eval subset of real size: our loader against a bare per-line ``json.loads``.
+
+Builds (once, seeded) a file shaped like ``hotpotwikiqa_mixup_128k``: 124 records whose contexts
+are 128k words of public-domain novels from ``../shared/corpora`` (about 95 MB), then times each
+loader in a fresh subprocess and reports wall time and peak memory above the process's baseline
+(``VmHWM`` after resetting it with ``/proc/self/clear_refs``).
+
+    python bench/bench_loader.py [--corpora ../shared/corpora] [--work /tmp/lveval_bench]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+RECORDS, WORDS = 124, 128_000
+
+MEASURE = r'''
+import json, sys, time
+mode, path = sys.argv[1], sys.argv[2]
+if mode != 'bare':
+    from opencompass_lveval.lveval.dataset import LVEvalDataset
+    from opencompass_lveval.lveval.data import SubsetSource
+def status(field):
+    for line in open('/proc/self/status'):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+open('/proc/self/clear_refs', 'w').write('5')
+base = status('VmRSS')
+start = time.perf_counter()
+if mode == 'bare':
+    with open(path, encoding='utf-8') as f:
+        rows = [json.loads(line) for line in f]
+    n = len(rows)
+elif mode == 'ours':
+    import os
+    n = len(LVEvalDataset.load(name='hotpotwikiqa_mixup_128k', path=os.path.dirname(path)))
+else:  # the whole OpenCompass-facing construction, reader included
+    import os
+    n = len(LVEvalDataset(abbr='x', name='hotpotwikiqa_mixup_128k', path=os.path.dirname(path),
+                          reader_cfg=dict(input_columns=['context', 'input'],
+                                          output_column='answers')).test)
+seconds = time.perf_counter() - start
+print(json.dumps({'mode': mode, 'rows': n, 'seconds': seconds,
+                  'peak_bytes': status('VmHWM') - base}))
+'''
+
+
+def strip_gutenberg(text: str) -> str:
+    start, end = text.find('*** START OF'), text.find('*** END OF')
+    if start != -1:
+        text = text[text.find('\n', start) + 1:]
+        end = text.find('*** END OF')
+    return text[:end] if end != -1 else text
+
+
+def build_file(corpora: Path, out: Path, seed: int = 0) -> Path:
+    path = out / 'hotpotwikiqa_mixup_128k.jsonl'
+    if path.exists():
+        return path
+    words = []
+    for book in sorted((corpora / 'en').glob('*.txt')):
+        words.extend(strip_gutenberg(book.read_text(encoding='utf-8')).split())
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(path, 'w', encoding='utf-8') as stream:
+        for i in range(RECORDS):
+            start = rng.randrange(len(words) - WORDS)
+            record = dict(input=f'Question {i}?', context=' '.join(words[start:start + WORDS]),
+                          answers=[f'answer {i}'], length=WORDS, dataset='hotpotwikiqa_mixup',
+                          language='en', answer_keywords=f'answer {i}', confusing_facts=[],
+                          all_classes=None)
+            stream.write(json.dumps(record, ensure_ascii=False) + '\n')
+    return path
+
+
+def measure(mode: str, path: Path) -> dict:
+    out = subprocess.run([sys.executable, '-c', MEASURE, mode, str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--corpora', default=str(Path(__file__).resolve().parents[2] /
+                                                 'shared' / 'corpora'))
+    parser.add_argument('--work', default='/tmp/lveval_bench')
+    parser.add_argument('--repeat', type=int, default=3)
+    args = parser.parse_args()
+    path = build_file(Path(args.corpora), Path(args.work))
+    size = path.stat().st_size
+    print(f'file: {path} ({size / 1e6:.1f} MB, {RECORDS} records x {WORDS} words)')
+    best = {}
+    for mode in ('bare', 'ours', 'ours_oc'):
+        runs = [measure(mode, path) for _ in range(args.repeat)]
+        best[mode] = min(runs, key=lambda r: r['seconds'])
+        peak = max(r['peak_bytes'] for r in runs)
+        print(f'{mode:>5}: best {best[mode]["seconds"]:.3f} s of {args.repeat}, '
+              f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {best[mode]["rows"]}')
+    ratio = best['ours']['seconds'] / best['bare']['seconds']
+    print(f'time ours/bare: {ratio:.2f}x (target <= 2x); '
+          f'peak ours/file: {best["ours"]["peak_bytes"] / size:.2f}x (target <= 2x)')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,103 @@
+"""The ``lveval`` command: check data folders and score official-format prediction files."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .lveval import data, score
+from .lveval.data import LVEvalDataError
+
+
+def _data_check(args: argparse.Namespace) -> int:
+    reports = list(data.check_folder(args.folder))
+    width = max(len(r.subset) for r in reports)
+    print(f'{"subset":<{width}}  records/expected  status')
+    for report in reports:
+        status = 'ok' if report.ok else report.problem
+        print(f'{report.subset:<{width}}  {report.records:>7}/{report.expected:<8}  {status}')
+    bad = [r for r in reports if not r.ok]
+    missing = sum(r.source is None for r in reports)
+    print(f'{len(reports) - len(bad)} of {len(reports)} subsets ok, {missing} missing, '
+          f'{len(bad) - missing} with problems')
+    if missing:
+        print(data.GET_DATA_HINT)
+    return 1 if bad else 0
+
+
+def _data_synth(args: argparse.Namespace) -> int:
+    from .lveval.synthetic import write_synthetic_data
+    paths = write_synthetic_data(args.out_dir, count=args.count, scale=args.scale, seed=args.seed)
+    print(f'wrote {len(paths)} subsets ({args.count} records each, lengths / {args.scale}) '
+          f'to {args.out_dir}')
+    return 0
+
+
+def _score(args: argparse.Namespace) -> int:
+    scored = score.score_folder(args.pred_dir)
+    out_dir = f'{str(args.pred_dir).rstrip("/")}/eval_result'
+    table = score.write_official_results(scored, out_dir)
+    print(table.to_string(index=False))
+    unusable = {s.subset: n for s in scored if (n := sum(j.keywords_unusable for j in s.judgements))}
+    if unusable:
+        print('keyword strings that normalise to nothing (gate skipped; the official code crashes '
+              f'on these): {json.dumps(unusable)}')
+    print(f'wrote {out_dir}/result.json and result.csv')
+    return 0
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    from .dry_run import check_config
+    checks = check_config(args.config)
+    width = max(len(c.abbr) for c in checks)
+    print(f'{"dataset":<{width}}  records  max_out_len  prompt_chars  official_prompt')
+    for c in checks:
+        verdict = '-' if c.official_prompt is None else ('yes' if c.official_prompt else 'NO')
+        print(f'{c.abbr:<{width}}  {c.records:>7}  {str(c.max_out_len):>11}  {c.prompt_chars:>12}'
+              f'  {verdict}')
+    wrong = [c.abbr for c in checks if c.official_prompt is False]
+    print(f'{len(checks)} datasets built; {len(wrong)} differ from the official prompt or '
+          f'max_out_len' + (f': {wrong}' if wrong else ''))
+    return 1 if wrong else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog='lveval', description=__doc__)
+    commands = parser.add_subparsers(dest='command', required=True)
+    data_parser = commands.add_parser('data', help='inspect LV-Eval data folders')
+    data_commands = data_parser.add_subparsers(dest='data_command', required=True)
+    check = data_commands.add_parser(
+        'check', help='list the 55 subsets found under FOLDER with record counts and problems')
+    check.add_argument('folder')
+    check.set_defaults(handler=_data_check)
+    synth = data_commands.add_parser(
+        'synth', help='write seeded synthetic data for all 55 subsets (demos, tests)')
+    synth.add_argument('out_dir')
+    synth.add_argument('--count', type=int, default=4, help='records per subset (default 4)')
+    synth.add_argument('--scale', type=int, default=100,
+                       help='divide the level lengths by this (default 100: 16k -> 160 words)')
+    synth.add_argument('--seed', type=int, default=0)
+    synth.set_defaults(handler=_data_synth)
+    scorer = commands.add_parser(
+        'score', help='score official-format prediction files; writes PRED_DIR/eval_result/')
+    scorer.add_argument('pred_dir')
+    scorer.set_defaults(handler=_score)
+    dry_run = commands.add_parser(
+        'dry-run', help='build every dataset of an OpenCompass config from its files and check '
+                        'the first prompt against the official one (no model needed)')
+    dry_run.add_argument('config')
+    dry_run.set_defaults(handler=_dry_run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except LVEvalDataError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

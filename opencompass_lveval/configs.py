@@ -1,0 +1,46 @@
+"""Plain data for OpenCompass config files, derived from the task table.
+
+OpenCompass parses configs that import anything lazily: imported names become placeholders that
+cannot be iterated or called while the config runs. Config files therefore import the classes
+(placeholders are fine for ``type=``) and fetch these plain lists through ``__import__``, which the
+lazy parser leaves alone.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from .lveval.data import default_data_dir
+from .lveval.tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME
+
+
+def lveval_entries(path: Optional[str] = None, levels: Iterable[str] = LEVELS,
+                   datasets: Optional[Iterable[str]] = None) -> list[dict]:
+    """One dict per (dataset, level): abbr, subset name, data folder, prompt, max_out_len, metric."""
+    tasks = TASKS if datasets is None else [TASKS_BY_NAME[name] for name in datasets]
+    path = path or default_data_dir()
+    return [dict(abbr=task.abbr(level), name=task.subset(level), path=path, prompt=task.prompt,
+                 max_out_len=task.max_out_len, metric=task.metric)
+            for task in tasks for level in levels]
+
+
+def lveval_summary_groups(levels: Iterable[str] = LEVELS) -> list[dict]:
+    """OpenCompass's LV-Eval groups (same names): per dataset, per task type, and overall."""
+    levels = list(levels)
+    groups = [{'name': f'LVEval_{task.name}', 'subsets': [task.abbr(level) for level in levels]}
+              for task in TASKS]
+    for group in GROUPS:
+        groups.append({'name': f'LVEval_{group}',
+                       'subsets': [task.abbr(level) for task in TASKS if task.group == group
+                                   for level in levels]})
+    groups.append({'name': 'LVEval_qa',
+                   'subsets': [task.abbr(level) for group in GROUPS for task in TASKS
+                               if task.group == group for level in levels]})
+    return groups
+
+
+def lveval_summary_abbrs(levels: Iterable[str] = LEVELS) -> list[str]:
+    """Rows of the summary table: overall, task types, datasets, then every subset."""
+    levels = list(levels)
+    return (['LVEval_qa'] + [f'LVEval_{group}' for group in GROUPS] +
+            [f'LVEval_{task.name}' for task in TASKS] +
+            [task.abbr(level) for task in TASKS for level in levels])

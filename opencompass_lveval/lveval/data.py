@@ -1,0 +1,265 @@
+"""Find and read official LV-Eval files: plain ``{dataset}_{level}.jsonl`` or the per-dataset zips.
+
+A file is parsed once, by Arrow's multithreaded JSON reader, straight into the columns the
+benchmark needs (the long contexts never become Python objects). Only when that fast path fails
+is the file read again line by line, to name the exact line and field and say how to fix it.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Iterator, Optional
+
+import pyarrow as pa
+import pyarrow.json as pa_json
+
+from .tasks import LEVELS, TASKS, split_subset
+
+HF_REPO = 'Infinigence/LVEval'
+DATA_DIR_ENV = 'LVEVAL_DATA_DIR'
+GET_DATA_HINT = (
+    f'Download the official zips once (Hugging Face dataset {HF_REPO}, files {{dataset}}.zip), copy '
+    f'them to the cluster and point the loader at their folder (config `path=` or ${DATA_DIR_ENV}); '
+    'zips are read without unpacking, unpacked {dataset}_{level}.jsonl files at any depth work too.')
+
+REQUIRED_STRING_FIELDS = ('input', 'context')
+RECORD_SCHEMA = pa.schema([
+    ('input', pa.string()),
+    ('context', pa.string()),
+    ('answers', pa.list_(pa.string())),
+    ('answer_keywords', pa.string()),
+])
+_PARSE_OPTIONS = pa_json.ParseOptions(explicit_schema=RECORD_SCHEMA,
+                                      unexpected_field_behavior='ignore')
+# One thread: measured on a 90 MB subset, Arrow's thread pool kept 5x the file in flight and was
+# no faster than a single reader (bench/bench_loader.py).
+_READ_OPTIONS = pa_json.ReadOptions(use_threads=False, block_size=4 << 20)
+
+
+class LVEvalDataError(ValueError):
+    """A problem with LV-Eval data files; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class SubsetSource:
+    """Where one subset's records live: a plain file, or a member of a zip archive."""
+
+    path: Path
+    member: Optional[str] = None
+
+    def fingerprint(self) -> str:
+        """A cache key for this version of the file, from its name, size and modification time.
+
+        Hugging Face ``datasets`` otherwise hashes the whole table, which costs more time and
+        memory than reading it.
+        """
+        stat = self.path.stat()
+        key = f'{self.path.resolve()}::{self.member}::{stat.st_size}::{stat.st_mtime_ns}'
+        return hashlib.sha1(key.encode()).hexdigest()
+
+    def __str__(self) -> str:
+        return f'{self.path}::{self.member}' if self.member else str(self.path)
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[IO[bytes]]:
+        """The raw bytes of the subset's JSON lines (a zip member is streamed, not unpacked)."""
+        if self.member is None:
+            with open(self.path, 'rb') as stream:
+                yield stream
+        else:
+            with zipfile.ZipFile(self.path) as archive, archive.open(self.member) as stream:
+                yield stream
+
+
+def _subset_of(filename: str) -> Optional[str]:
+    stem, ext = os.path.splitext(os.path.basename(filename))
+    if ext != '.jsonl':
+        return None
+    try:
+        split_subset(stem)
+    except ValueError:
+        return None
+    return stem
+
+
+def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
+    """Every LV-Eval subset under ``root``, at any depth, plain files preferred over zip members.
+
+    Two plain files (or two zip members) for one subset are an error: silently picking one could
+    score the wrong data.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise LVEvalDataError(f'LV-Eval data folder {root} does not exist. {GET_DATA_HINT}')
+    plain: dict[str, list[SubsetSource]] = {}
+    zipped: dict[str, list[SubsetSource]] = {}
+    for folder, _, files in os.walk(root):
+        for filename in sorted(files):
+            path = Path(folder) / filename
+            subset = _subset_of(filename)
+            if subset:
+                plain.setdefault(subset, []).append(SubsetSource(path))
+            elif filename.endswith('.zip'):
+                for member in _zip_members(path):
+                    zipped.setdefault(_subset_of(member), []).append(SubsetSource(path, member))
+    found = {}
+    for subset in {**zipped, **plain}:
+        candidates = plain.get(subset) or zipped[subset]
+        if len(candidates) > 1:
+            raise LVEvalDataError(
+                f'Subset {subset} is present {len(candidates)} times under {root}: '
+                f'{", ".join(map(str, candidates))}. Keep one copy.')
+        found[subset] = candidates[0]
+    return found
+
+
+def locate_in_zip(archive: Path, subset: str) -> SubsetSource:
+    """The member of one downloaded zip that holds ``subset``."""
+    for member in _zip_members(archive):
+        if _subset_of(member) == subset:
+            return SubsetSource(archive, member)
+    raise LVEvalDataError(f'{archive} has no {subset}.jsonl; download it again. {GET_DATA_HINT}')
+
+
+def _zip_members(path: Path) -> list[str]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return [name for name in archive.namelist() if _subset_of(name)]
+    except zipfile.BadZipFile as exc:
+        raise LVEvalDataError(f'{path} is not a readable zip archive ({exc}); download it again.'
+                              ) from exc
+
+
+def locate(root: str | os.PathLike, subset: str) -> SubsetSource:
+    """The source of one subset, or an error that says what is missing and how to get it."""
+    split_subset(subset)
+    found = find_subsets(root)
+    if subset not in found:
+        raise LVEvalDataError(f'LV-Eval subset {subset} ({subset}.jsonl) not found under {root}. '
+                              f'{GET_DATA_HINT}')
+    return found[subset]
+
+
+def read_subset(source: SubsetSource) -> pa.Table:
+    """Parse one subset into an Arrow table (input, context, answers, answer_keywords).
+
+    Missing ``answer_keywords`` (some loogle releases) become ``''``, which skips the keyword gate.
+    """
+    try:
+        with source.open() as stream:
+            table = pa_json.read_json(stream, read_options=_READ_OPTIONS,
+                                       parse_options=_PARSE_OPTIONS)
+    except FileNotFoundError as exc:
+        raise LVEvalDataError(f'{source} does not exist. {GET_DATA_HINT}') from exc
+    except pa.ArrowInvalid as exc:
+        _raise_first_problem(source, fallback=str(exc))
+    if table.num_rows == 0:
+        raise LVEvalDataError(f'{source} holds no records; download it again. {GET_DATA_HINT}')
+    if any(table[name].null_count for name in ('input', 'context', 'answers')):
+        _raise_first_problem(source, fallback='a required field is missing or null')
+    keywords = table['answer_keywords'].fill_null('')
+    return table.set_column(table.schema.get_field_index('answer_keywords'), 'answer_keywords',
+                            keywords)
+
+
+def _raise_first_problem(source: SubsetSource, fallback: str) -> None:
+    """Re-read ``source`` line by line and raise an error naming the first bad line."""
+    records = 0
+    with source.open() as stream:
+        for line_number, raw in enumerate(stream, 1):
+            try:
+                line = raw.decode('utf-8')
+            except UnicodeDecodeError as exc:
+                line, problem = '', f'not UTF-8 text ({exc.reason} at byte {exc.start})'
+            else:
+                problem = record_problem(line)
+            if problem:
+                raise LVEvalDataError(f'{source}, line {line_number}: {problem}. Fix or re-download '
+                                      f'the file. {GET_DATA_HINT}')
+            records += bool(line.strip())
+    if not records:
+        raise LVEvalDataError(f'{source} holds no records; download it again. {GET_DATA_HINT}')
+    raise LVEvalDataError(f'{source} could not be read: {fallback}')
+
+
+def record_problem(line: str) -> Optional[str]:
+    """What is wrong with one JSON line of an LV-Eval file, or None (blank lines are fine)."""
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f'not valid JSON ({exc.msg} at column {exc.colno})'
+    if not isinstance(record, dict):
+        return f'expected a JSON object, found {type(record).__name__}'
+    for name in REQUIRED_STRING_FIELDS:
+        if not isinstance(record.get(name), str):
+            return f'field "{name}" must be a string, found {_describe(record.get(name), name, record)}'
+    answers = record.get('answers')
+    if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
+        return f'field "answers" must be a non-empty list of strings, found {_describe(answers, "answers", record)}'
+    keywords = record.get('answer_keywords')
+    if keywords is not None and not isinstance(keywords, str):
+        return f'field "answer_keywords" must be a string, found {type(keywords).__name__}'
+    return None
+
+
+def _describe(value: object, name: str, record: dict) -> str:
+    return 'nothing (field missing)' if name not in record else repr(value)[:60]
+
+
+@dataclass
+class SubsetReport:
+    """What ``lveval data check`` says about one expected subset."""
+
+    subset: str
+    expected: int
+    source: Optional[SubsetSource] = None
+    records: int = 0
+    problem: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.source is not None and self.problem is None and self.records == self.expected
+
+
+def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
+    """Read every expected subset under ``root`` once and report counts and problems."""
+    found = find_subsets(root)
+    for task in TASKS:
+        for level in LEVELS:
+            subset = task.subset(level)
+            report = SubsetReport(subset, task.qa_pairs, found.get(subset))
+            if report.source is None:
+                report.problem = 'missing'
+            else:
+                try:
+                    report.records = read_subset(report.source).num_rows
+                except LVEvalDataError as exc:
+                    report.problem = str(exc)
+                else:
+                    if report.records != task.qa_pairs:
+                        report.problem = (f'{report.records} records, the official release has '
+                                          f'{task.qa_pairs}')
+            yield report
+
+
+def default_data_dir() -> str:
+    """``$LVEVAL_DATA_DIR`` or ``./data/LVEval``, the folder configs read from by default."""
+    return os.environ.get(DATA_DIR_ENV, os.path.join('data', 'LVEval'))
+
+
+def download_from_hub(dataset: str, cache_dir: Optional[str] = None) -> Path:
+    """Fetch ``{dataset}.zip`` from the Hugging Face hub (plain file download, no remote code)."""
+    try:
+        from huggingface_hub import hf_hub_download
+        return Path(hf_hub_download(HF_REPO, f'{dataset}.zip', repo_type='dataset',
+                                    cache_dir=cache_dir))
+    except Exception as exc:  # offline clusters land here: say what to do instead
+        raise LVEvalDataError(f'Could not download {dataset}.zip from the Hugging Face hub ({exc}). '
+                              f'{GET_DATA_HINT}') from exc

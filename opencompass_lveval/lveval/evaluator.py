@@ -1,0 +1,45 @@
+"""The OpenCompass evaluator for LV-Eval, a thin layer over the pure functions of metrics.py."""
+from __future__ import annotations
+
+from opencompass.openicl.icl_evaluator import BaseEvaluator
+
+from .metrics import METRICS, Judgement, judge_all, subset_score
+
+
+def summarise(judgements: list[Judgement]) -> dict:
+    """The subset score plus counts of the samples the official code would have mishandled."""
+    return {
+        'score': subset_score([j.score for j in judgements]),
+        'keyword_gate_failed': sum(j.keyword_gate_failed for j in judgements),
+        'keywords_unusable': sum(j.keywords_unusable for j in judgements),
+        'metric_errors': sum(j.error is not None for j in judgements),
+    }
+
+
+class LVEvalEvaluator(BaseEvaluator):
+    """Scores one LV-Eval subset with its official metric (``metric`` names a METRICS entry)."""
+
+    def __init__(self, metric: str, pred_postprocessor=None) -> None:
+        if metric not in METRICS:
+            raise ValueError(f'Unknown LV-Eval metric {metric!r}; choose from {sorted(METRICS)}')
+        super().__init__(pred_postprocessor=pred_postprocessor)
+        self.metric = metric
+
+    def score(self, predictions: list, references: list, test_set) -> dict:
+        if len(predictions) != len(references):
+            return {'error': f'{len(predictions)} predictions for {len(references)} references'}
+        keywords = test_set['answer_keywords'] if 'answer_keywords' in test_set.column_names \
+            else [''] * len(references)
+        judgements = judge_all(self.metric, predictions, references, keywords)
+        result = summarise(judgements)
+        result['details'] = [{
+            'pred': prediction,
+            'answer': answers[0],
+            'answer_keywords': keyword,
+            'score': judgement.score,
+            'keyword_gate_failed': judgement.keyword_gate_failed,
+            'keywords_unusable': judgement.keywords_unusable,
+            'metric_error': judgement.error,
+        } for prediction, answers, keyword, judgement in zip(predictions, references, keywords,
+                                                              judgements)]
+        return result

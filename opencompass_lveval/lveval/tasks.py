@@ -1,0 +1,99 @@
+"""The LV-Eval task table: the one place that knows the 11 datasets.
+
+Loaders, OpenCompass dataset configs, the scorer and the summary groups are all derived from
+``TASKS``; adding a dataset is adding one row. Prompts, generation lengths and metric names are the
+official constants, byte-identical (``tests/test_tasks.py`` checks them against the reference).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LEVELS = ('16k', '32k', '64k', '128k', '256k')
+
+_EN_MIXUP_PROMPT = (
+    'Please answer the following question based on the given passages. Questions and answers are '
+    'only relevant to one passage. Only give me the answer and do not output any other explanation '
+    'and evidence.\n\nArticle: {context}\n\nPlease answer the following question based on the above '
+    'passages. Questions and answers are only relevant to one passage. Only give me the answer and '
+    'do not output any other explanation and evidence.\n\nQuestion: {input}\nAnswer:')
+_HOTPOT_PROMPT = (
+    'Answer the question based on the given passages. Questions and answers are only relevant to '
+    'some passages. Only give me the answer and do not output any other explanation and evidence.'
+    '\n\nArticle: {context}\n\nPlease answer the following question based on the above passages. '
+    'Questions and answers are only relevant to some passages. Only give me the answer and do not '
+    'output any other explanation and evidence.\n\nQuestion: {input}\nAnswer:')
+_MULTIFIELDQA_ZH_PROMPT = (
+    '请阅读以下文章并用中文回答问题，问题和答案只与其中一篇文章有关。只需要直接给出问题的答案，'
+    '不要输出其他任何解释和证据。\n\n文章：{context}\n\n请基于上面的文章回答下面的问题，问题和答案只与'
+    '其中一篇文章有关。只需要直接给出问题的答案，不要输出其他任何解释和证据。\n\n问题：{input}\n回答：')
+_FACTRECALL_EN_PROMPT = (
+    'Please answer the following questions based on the given article.\n\nArticle: {context}\n\n'
+    'Please answer the following questions based on the above article.\n\nQuestion: {input}\nAnswer:')
+_FACTRECALL_ZH_PROMPT = (
+    '请基于给定的文章回答下述问题。\n\n文章：{context}\n\n现在请基于上述文章回答下面的问题。\n\n'
+    '问题：{input}\n回答：')
+_ZH_MIXUP_PROMPT = (
+    '请根据下面给定的文章回答问题，问题和答案只与其中一篇文章有关。\n\n文章：{context}\n\n'
+    '现在请基于上述文章回答下面的问题，问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：')
+_LIC_PROMPT = (
+    '请根据下面给定的文章回答问题，问题和答案只与其中一篇文章有关。\n\n文章：{context}\n\n'
+    '请现在基于上述文章回答下面的问题，问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：')
+
+
+@dataclass(frozen=True)
+class Task:
+    """One LV-Eval dataset: everything needed to load, prompt, score and group it."""
+
+    name: str
+    language: str  # 'en' (lengths in words) or 'zh' (lengths in characters)
+    metric: str  # name of the official metric function in metrics.METRICS
+    group: str  # OpenCompass summary group, kept for existing leaderboards
+    qa_pairs: int  # records per length level in the official release
+    max_out_len: int
+    prompt: str
+
+    def abbr(self, level: str) -> str:
+        """The OpenCompass dataset abbreviation, e.g. ``LVEval_cmrc_mixup_16k``."""
+        return f'LVEval_{self.name}_{level}'
+
+    def subset(self, level: str) -> str:
+        """The official subset / file stem, e.g. ``cmrc_mixup_16k``."""
+        return f'{self.name}_{level}'
+
+
+TASKS: tuple[Task, ...] = (
+    Task('hotpotwikiqa_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_cqa', 124, 64,
+         _HOTPOT_PROMPT),
+    Task('loogle_SD_mixup', 'en', 'qa_f1_score_with_gold_ans', 'single_hop_qa', 160, 64,
+         _EN_MIXUP_PROMPT),
+    Task('loogle_CR_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_qa', 99, 64,
+         _EN_MIXUP_PROMPT),
+    Task('loogle_MIR_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_qa', 139, 64,
+         _EN_MIXUP_PROMPT),
+    Task('multifieldqa_en_mixup', 'en', 'qa_f1_score_with_gold_ans', 'single_hop_cqa', 101, 64,
+         _EN_MIXUP_PROMPT),
+    Task('multifieldqa_zh_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_cqa', 133, 64,
+         _MULTIFIELDQA_ZH_PROMPT),
+    Task('factrecall_en', 'en', 'qa_f1_score', 'factrecall_cqa', 200, 16, _FACTRECALL_EN_PROMPT),
+    Task('factrecall_zh', 'zh', 'qa_f1_zh_score', 'factrecall_cqa', 200, 16, _FACTRECALL_ZH_PROMPT),
+    Task('cmrc_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_qa', 200, 64,
+         _ZH_MIXUP_PROMPT),
+    Task('lic_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'multi_hop_cqa', 197, 64, _LIC_PROMPT),
+    Task('dureader_mixup', 'zh', 'rouge_zh_score_blacklist', 'multi_hop_qa', 176, 64,
+         _ZH_MIXUP_PROMPT),
+)
+
+TASKS_BY_NAME: dict[str, Task] = {task.name: task for task in TASKS}
+
+# Summary groups in the order OpenCompass's LV-Eval summarizer prints them.
+GROUPS = ('single_hop_qa', 'single_hop_cqa', 'multi_hop_qa', 'multi_hop_cqa', 'factrecall_cqa')
+
+
+def split_subset(subset: str) -> tuple[Task, str]:
+    """``'cmrc_mixup_16k'`` -> (cmrc_mixup task, '16k'); a clear error for unknown names."""
+    name, _, level = subset.rpartition('_')
+    if name not in TASKS_BY_NAME or level not in LEVELS:
+        raise ValueError(
+            f'{subset!r} is not an LV-Eval subset: expected {{dataset}}_{{level}} with dataset in '
+            f'{sorted(TASKS_BY_NAME)} and level in {list(LEVELS)}')
+    return TASKS_BY_NAME[name], level

@@ -1,0 +1,60 @@
+"""Parity with the official LV-Eval evaluation on ../shared/golden/lveval."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from opencompass_lveval.lveval.metrics import METRICS
+from opencompass_lveval.lveval.score import score_folder, write_official_results
+
+
+@pytest.fixture(scope='module')
+def golden(shared):
+    return shared / 'golden' / 'lveval'
+
+
+def test_every_official_per_sample_score(golden):
+    cases = [json.loads(line) for line in open(golden / 'cases.jsonl', encoding='utf-8')]
+    assert len(cases) == 2106
+    mismatches = [
+        (case['dataset'], case['length_level'], case['pred'][:40], case['official_score'], got)
+        for case in cases
+        if (got := METRICS[case['official_metric']](case['pred'], case['answers'][0],
+                                                   case['gold_ans']).score)
+        != case['official_score']]
+    assert mismatches == []
+
+
+@pytest.fixture(scope='module')
+def prediction_copy(golden, tmp_path_factory):
+    folder = tmp_path_factory.mktemp('golden_predictions')
+    for path in golden.glob('*_*k.jsonl'):
+        shutil.copy(path, folder / path.name)
+    assert len(list(folder.iterdir())) == 55
+    return folder
+
+
+def test_score_folder_reproduces_result_json_and_csv_exactly(golden, prediction_copy, tmp_path):
+    write_official_results(score_folder(prediction_copy), tmp_path)
+    official = golden / 'official_result'
+    ours = json.loads((tmp_path / 'result.json').read_text())
+    expected = json.loads((official / 'result.json').read_text())
+    assert len(expected) == 55
+    assert ours == expected
+    assert list(ours) == list(expected)  # same order as the official script
+    assert (tmp_path / 'result.json').read_bytes() == (official / 'result.json').read_bytes()
+    assert (tmp_path / 'result.csv').read_bytes() == (official / 'result.csv').read_bytes()
+
+
+def test_lveval_score_command_writes_eval_result(golden, prediction_copy):
+    done = subprocess.run([sys.executable, '-m', 'opencompass_lveval.cli', 'score',
+                           str(prediction_copy)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert 'hotpotwikiqa_mixup' in done.stdout
+    written = prediction_copy / 'eval_result'
+    assert (written / 'result.json').read_bytes() == \
+        (golden / 'official_result' / 'result.json').read_bytes()
+    assert (written / 'result.csv').read_bytes() == \
+        (golden / 'official_result' / 'result.csv').read_bytes()

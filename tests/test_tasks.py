@@ -1,0 +1,69 @@
+import json
+
+import pytest
+
+from opencompass_lveval.configs import lveval_entries, lveval_summary_groups
+from opencompass_lveval.lveval import metrics
+from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME, split_subset
+
+
+@pytest.fixture(scope='module')
+def reference(shared):
+    return json.loads((shared / 'reference' / 'lveval_official.json').read_text(encoding='utf-8'))
+
+
+def test_table_matches_official_constants_byte_for_byte(reference):
+    assert [t.name for t in TASKS] == reference['datasets']
+    assert list(LEVELS) == reference['length_levels']
+    for task in TASKS:
+        assert task.prompt.encode() == reference['prompt'][task.name].encode(), task.name
+        assert task.max_out_len == reference['max_out_len'][task.name], task.name
+        assert task.metric == reference['metric'][task.name], task.name
+
+
+def test_metric_constants_match_reference(reference):
+    assert metrics.BLACKLIST_EN == frozenset(reference['blacklist_en'])
+    assert len(reference['blacklist_en']) == len(metrics.BLACKLIST_EN)
+    assert metrics.BLACKLIST_ZH == frozenset(reference['blacklist_zh'])
+    assert metrics.ZH_PUNCTUATION == \
+        reference['zh_punctuation_removed_in_addition_to_ascii_punctuation']
+    assert set(reference['metric'].values()) <= set(metrics.METRICS)
+
+
+def test_qa_pair_counts_add_up_to_the_release():
+    assert sum(t.qa_pairs for t in TASKS) == 1729
+    assert TASKS_BY_NAME['cmrc_mixup'].qa_pairs == 200
+    assert TASKS_BY_NAME['loogle_CR_mixup'].qa_pairs == 99
+
+
+def test_entries_cover_55_subsets_with_opencompass_abbrs():
+    entries = lveval_entries(path='/data')
+    assert len(entries) == 55
+    assert len({e['abbr'] for e in entries}) == 55
+    first = entries[0]
+    assert first['abbr'] == 'LVEval_hotpotwikiqa_mixup_16k'
+    assert first['name'] == 'hotpotwikiqa_mixup_16k'
+    assert first['path'] == '/data'
+    assert lveval_entries(datasets=['cmrc_mixup'], levels=['64k'])[0]['abbr'] == \
+        'LVEval_cmrc_mixup_64k'
+
+
+def test_summary_groups_keep_opencompass_names_and_members():
+    groups = {g['name']: g['subsets'] for g in lveval_summary_groups()}
+    assert groups['LVEval_single_hop_qa'] == [f'LVEval_loogle_SD_mixup_{l}' for l in LEVELS] + \
+        [f'LVEval_cmrc_mixup_{l}' for l in LEVELS]
+    assert len(groups['LVEval_multi_hop_qa']) == 15
+    assert sorted(groups['LVEval_factrecall_cqa'])[0] == 'LVEval_factrecall_en_128k'
+    assert len(groups['LVEval_qa']) == 55
+    assert groups['LVEval_lic_mixup'] == [f'LVEval_lic_mixup_{l}' for l in LEVELS]
+
+
+@pytest.mark.parametrize('bad', ['cmrc_mixup_512k', 'cmrc_16k', 'cmrc_mixup', ''])
+def test_split_subset_rejects_unknown_names(bad):
+    with pytest.raises(ValueError, match='not an LV-Eval subset'):
+        split_subset(bad)
+
+
+def test_split_subset_parses_names_with_underscores():
+    task, level = split_subset('loogle_MIR_mixup_256k')
+    assert (task.name, level) == ('loogle_MIR_mixup', '256k')

@@ -25,6 +25,7 @@ setup(
     extras_require={
         'test': ['pytest>=7'],
         'hf': ['huggingface_hub'],
+        'vllm': ['vllm'],
     },
     entry_points={'console_scripts': ['lveval=opencompass_lveval.cli:main']},
 )

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from corpora import DEFAULT, read_book
+
 RECORDS, WORDS = 124, 128_000
 
 MEASURE = r'''
@@ -49,21 +51,13 @@ print(json.dumps({'mode': mode, 'rows': n, 'seconds': seconds,
 '''
 
 
-def strip_gutenberg(text: str) -> str:
-    start, end = text.find('*** START OF'), text.find('*** END OF')
-    if start != -1:
-        text = text[text.find('\n', start) + 1:]
-        end = text.find('*** END OF')
-    return text[:end] if end != -1 else text
-
-
 def build_file(corpora: Path, out: Path, seed: int = 0) -> Path:
     path = out / 'hotpotwikiqa_mixup_128k.jsonl'
     if path.exists():
         return path
     words = []
     for book in sorted((corpora / 'en').glob('*.txt')):
-        words.extend(strip_gutenberg(book.read_text(encoding='utf-8')).split())
+        words.extend(read_book(book).split())
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     with open(path, 'w', encoding='utf-8') as stream:
@@ -85,8 +79,7 @@ def measure(mode: str, path: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--corpora', default=str(Path(__file__).resolve().parents[2] /
-                                                 'shared' / 'corpora'))
+    parser.add_argument('--corpora', default=str(DEFAULT))
     parser.add_argument('--work', default='/tmp/lveval_bench')
     parser.add_argument('--repeat', type=int, default=3)
     args = parser.parse_args()

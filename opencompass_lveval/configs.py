@@ -24,7 +24,8 @@ def lveval_entries(path: Optional[str] = None, levels: Iterable[str] = LEVELS,
 
 
 def lveval_summary_groups(levels: Iterable[str] = LEVELS) -> list[dict]:
-    """OpenCompass's LV-Eval groups (same names): per dataset, per task type, and overall."""
+    """OpenCompass's LV-Eval groups (same names): per dataset, per task type, overall; plus one
+    per length level (``LVEval_16k``...), the average over the 11 datasets at that level."""
     levels = list(levels)
     groups = [{'name': f'LVEval_{task.name}', 'subsets': [task.abbr(level) for level in levels]}
               for task in TASKS]
@@ -32,6 +33,8 @@ def lveval_summary_groups(levels: Iterable[str] = LEVELS) -> list[dict]:
         groups.append({'name': f'LVEval_{group}',
                        'subsets': [task.abbr(level) for task in TASKS if task.group == group
                                    for level in levels]})
+    groups.extend({'name': f'LVEval_{level}', 'subsets': [task.abbr(level) for task in TASKS]}
+                  for level in levels)
     groups.append({'name': 'LVEval_qa',
                    'subsets': [task.abbr(level) for group in GROUPS for task in TASKS
                                if task.group == group for level in levels]})
@@ -39,8 +42,8 @@ def lveval_summary_groups(levels: Iterable[str] = LEVELS) -> list[dict]:
 
 
 def lveval_summary_abbrs(levels: Iterable[str] = LEVELS) -> list[str]:
-    """Rows of the summary table: overall, task types, datasets, then every subset."""
+    """Rows of the summary table: overall, per level, task types, datasets, then every subset."""
     levels = list(levels)
-    return (['LVEval_qa'] + [f'LVEval_{group}' for group in GROUPS] +
+    return (['LVEval_qa'] + [f'LVEval_{level}' for level in levels] + [f'LVEval_{group}' for group in GROUPS] +
             [f'LVEval_{task.name}' for task in TASKS] +
             [task.abbr(level) for task in TASKS for level in levels])

@@ -61,7 +61,8 @@ def test_evaluator_through_opencompass_evaluate(tricky_folder):
     result = evaluator.evaluate(1, 1, test, predictions=['Charles Babbage', 'paris'],
                                 references=test['answers'], test_set=test)
     assert result['score'] == 50.0  # gate fails on the first, second matches answers[0]
-    assert result['keyword_gate_failed'] == 1
+    assert result['diagnostics'] == [
+        '1 keyword gate failed, 0 unusable keywords, 0 metric errors, 2 samples']
     first, second = result['details']  # OpenCompass lists each field per replica
     assert first['keyword_gate_failed'] == [True] and first['score'] == [0.0]
     assert second['score'] == [1.0] and second['answer'] == ['Paris']

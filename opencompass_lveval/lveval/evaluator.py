@@ -7,12 +7,18 @@ from .metrics import METRICS, Judgement, judge_all, subset_score
 
 
 def summarise(judgements: list[Judgement]) -> dict:
-    """The subset score plus counts of the samples the official code would have mishandled."""
+    """The subset score, and in words how many samples the gate zeroed, how many keyword strings
+    normalised to nothing (the official code crashes on those) and how many ROUGE calls failed.
+
+    The counts are text so that OpenCompass's summarizer, which averages every number it finds,
+    keeps reporting ``score`` alone.
+    """
     return {
         'score': subset_score([j.score for j in judgements]),
-        'keyword_gate_failed': sum(j.keyword_gate_failed for j in judgements),
-        'keywords_unusable': sum(j.keywords_unusable for j in judgements),
-        'metric_errors': sum(j.error is not None for j in judgements),
+        'diagnostics': (f'{sum(j.keyword_gate_failed for j in judgements)} keyword gate failed, '
+                        f'{sum(j.keywords_unusable for j in judgements)} unusable keywords, '
+                        f'{sum(j.error is not None for j in judgements)} metric errors, '
+                        f'{len(judgements)} samples'),
     }
 
 

@@ -1,0 +1,117 @@
+"""CPU baselines registered as OpenCompass models: no weights, a floor row for every table.
+
+- ``ExtractiveBaseline`` (LV-Eval): returns the context sentence that best matches the question
+  (BM25), minus the words of the question itself; a retrieval floor a model must beat.
+- ``RandomGuessBaseline``: a valid random answer, seeded per prompt: a permutation for TSort, a
+  designation for BestAnswer, a random context sentence otherwise.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+from collections import Counter
+
+from opencompass.models.base import BaseModel
+from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
+
+_SENTENCE_END = re.compile(r'(?<=[.!?。！？；;])\s*|\n+')
+_WORD = re.compile(r'\w+')
+_CJK = re.compile(r'[\u4e00-\u9fff]')
+_DESIGNATION = re.compile(r'(?m)^A(\d+):')
+
+
+def is_chinese(text: str) -> bool:
+    sample = text[:2000]
+    return len(_CJK.findall(sample)) > 0.3 * max(1, len(sample.split()))
+
+
+def terms(text: str, chinese: bool) -> list[str]:
+    """Lowercase words (English) or characters and character bigrams (Chinese)."""
+    if not chinese:
+        return _WORD.findall(text.lower())
+    chars = [c for c in text if not c.isspace()]
+    return chars + [a + b for a, b in zip(chars, chars[1:])]
+
+
+def split_prompt(prompt: str) -> tuple[str, str]:
+    """(context, question): LV-Eval prompts end with a paragraph holding the question."""
+    context, _, question = prompt.rstrip().rpartition('\n\n')
+    return context, question
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def bm25_best(candidates: list[str], query: list[str], chinese: bool, k1: float = 1.5,
+              b: float = 0.75) -> int:
+    """Index of the candidate with the highest BM25 score for ``query`` (first on ties)."""
+    docs = [Counter(terms(c, chinese)) for c in candidates]
+    lengths = [sum(d.values()) for d in docs]
+    average = sum(lengths) / len(docs) or 1.0
+    frequency = Counter(term for d in docs for term in d)
+    idf = {t: math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5))
+           for t in set(query)}
+    scores = [sum(idf[t] * d[t] * (k1 + 1) / (d[t] + k1 * (1 - b + b * n / average))
+                  for t in set(query) if d[t])
+              for d, n in zip(docs, lengths)]
+    return max(range(len(scores)), key=scores.__getitem__)
+
+
+class _CPUModel(BaseModel):
+    """Shared plumbing: no weights, prompts flattened to text, word counts as token counts."""
+
+    is_api = False
+
+    def __init__(self, path: str = 'cpu-baseline', max_seq_len: int = 10 ** 9, **kwargs) -> None:
+        super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
+
+    def get_token_len(self, prompt: str) -> int:
+        return len(_convert_base_messages([prompt])[0].split())
+
+    def generate(self, inputs: list, max_out_len: int, **kwargs) -> list[str]:
+        return [self.answer(text, max_out_len) for text in _convert_base_messages(inputs)]
+
+    def answer(self, prompt: str, max_out_len: int) -> str:
+        raise NotImplementedError
+
+
+class ExtractiveBaseline(_CPUModel):
+    """The context sentence that best matches the question, without the question's own words."""
+
+    def answer(self, prompt: str, max_out_len: int) -> str:
+        context, question = split_prompt(prompt)
+        chinese = is_chinese(prompt)
+        candidates = sentences(context)
+        if not candidates:
+            return ''
+        query = terms(question, chinese)
+        best = candidates[bm25_best(candidates, query, chinese)]
+        if chinese:
+            asked = set(question)
+            return ''.join(c for c in best if c not in asked)[:max_out_len]
+        asked = set(_WORD.findall(question.lower()))
+        words = [w for w in best.split() if ''.join(_WORD.findall(w.lower())) not in asked]
+        return ' '.join(words[:max_out_len])
+
+
+class RandomGuessBaseline(_CPUModel):
+    """A valid random answer, the same for the same prompt and seed whatever the batching."""
+
+    def __init__(self, seed: int = 0, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.seed = seed
+
+    def answer(self, prompt: str, max_out_len: int) -> str:
+        rng = random.Random(f'{self.seed}:{hashlib.sha1(prompt.encode()).hexdigest()}')
+        if 'Part 4' in prompt and 'correct order' in prompt:  # TSort
+            order = [1, 2, 3, 4]
+            rng.shuffle(order)
+            return f'Answer: {order}'
+        designations = {int(n) for n in _DESIGNATION.findall(prompt)}
+        if designations:  # BestAnswer
+            return f'Answer: A{rng.randint(1, max(designations))}'
+        candidates = sentences(split_prompt(prompt)[0])
+        return ' '.join(rng.choice(candidates).split()[:max_out_len]) if candidates else ''

@@ -46,6 +46,14 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score_adaleval(args: argparse.Namespace) -> int:
+    from .adaleval.score import score_file
+    out, summary = score_file(args.file, args.task, args.extraction)
+    print(json.dumps(summary))
+    print(f'wrote {out}', file=sys.stderr)
+    return 0
+
+
 def _dry_run(args: argparse.Namespace) -> int:
     from .dry_run import check_config
     checks = check_config(args.config)
@@ -82,6 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
         'score', help='score official-format prediction files; writes PRED_DIR/eval_result/')
     scorer.add_argument('pred_dir')
     scorer.set_defaults(handler=_score)
+    ada = commands.add_parser(
+        'score-adaleval', help='extract and judge Ada-LEval responses (JSON lines with '
+                               '"prediction", "answer", and "num_choice" for BestAnswer); writes '
+                               'FILE.scored.jsonl and prints the rates as one JSON line')
+    ada.add_argument('--task', choices=['bestanswer', 'tsort'], required=True)
+    ada.add_argument('--extraction', choices=['strict', 'official'], default='strict')
+    ada.add_argument('file')
+    ada.set_defaults(handler=_score_adaleval)
     dry_run = commands.add_parser(
         'dry-run', help='build every dataset of an OpenCompass config from its files and check '
                         'the first prompt against the official one (no model needed)')

@@ -9,8 +9,19 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+import itertools
+
+from .adaleval import data as adaleval_data
+from .adaleval.tasks import TASKS as ADALEVAL_TASKS
+from .adaleval.tasks import TASKS_BY_NAME as ADALEVAL_TASKS_BY_NAME
 from .lveval.data import default_data_dir
 from .lveval.tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME
+
+ADALEVAL_METRICS = ('accuracy', 'instruction_following', 'copy_instruction',
+                    'copy_instruction_chance', 'random_guess')
+# Room for "Answer: A123" or "Answer: [4, 1, 3, 2]" and a little chatter around it.
+ADALEVAL_MAX_OUT_LEN = 32
+TSORT_ORDERS = [str(list(order)) for order in itertools.permutations(range(1, 5))]
 
 
 def lveval_entries(path: Optional[str] = None, levels: Iterable[str] = LEVELS,
@@ -47,3 +58,52 @@ def lveval_summary_abbrs(levels: Iterable[str] = LEVELS) -> list[str]:
     return (['LVEval_qa'] + [f'LVEval_{level}' for level in levels] + [f'LVEval_{group}' for group in GROUPS] +
             [f'LVEval_{task.name}' for task in TASKS] +
             [task.abbr(level) for task in TASKS for level in levels])
+
+
+def adaleval_entries(path: Optional[str] = None, tasks: Iterable[str] = ('bestanswer', 'tsort'),
+                     settings: Optional[Iterable[str]] = None, cheap: bool = False,
+                     extraction: str = 'strict', position: Optional[str] = None) -> list[dict]:
+    """One dict per (task, setting): abbr, task, setting, data folder, sample mode, extraction.
+
+    ``position`` ('front', 'middle', 'rear') builds BestAnswer's position-bias variant.
+    """
+    path = path or adaleval_data.default_data_dir()
+    entries = []
+    for name in tasks:
+        task = ADALEVAL_TASKS_BY_NAME[name]
+        for setting in task.settings if settings is None else \
+                [s for s in settings if s in task.settings]:
+            entries.append(dict(
+                abbr=task.abbr(setting, f'_{position}' if position else ''), task=name,
+                setting=setting, path=path, cheap=cheap, position=position,
+                extraction=extraction, max_out_len=ADALEVAL_MAX_OUT_LEN))
+    return entries
+
+
+def adaleval_summary_groups(settings: Optional[Iterable[str]] = None) -> list[dict]:
+    """Accuracy averaged per task over its settings, and per setting over the tasks that have it."""
+    groups = []
+    wanted = None if settings is None else list(settings)
+    for task in ADALEVAL_TASKS:
+        chosen = [s for s in task.settings if wanted is None or s in wanted]
+        groups.append({'name': f'AdaLEval_{task.name}',
+                       'subsets': [[task.abbr(s), 'accuracy'] for s in chosen]})
+    all_settings = sorted({s for task in ADALEVAL_TASKS for s in task.settings},
+                          key=lambda s: int(s[:-1]))
+    for setting in all_settings:
+        if wanted is None or setting in wanted:
+            groups.append({'name': f'AdaLEval_{setting}',
+                           'subsets': [[task.abbr(setting), 'accuracy'] for task in ADALEVAL_TASKS
+                                       if setting in task.settings]})
+    return groups
+
+
+def adaleval_summary_abbrs(settings: Optional[Iterable[str]] = None) -> list:
+    """Rows: per-task and per-setting accuracy, then every metric of every (task, setting)."""
+    wanted = None if settings is None else list(settings)
+    rows: list = [group['name'] for group in adaleval_summary_groups(settings)]
+    for task in ADALEVAL_TASKS:
+        for setting in task.settings:
+            if wanted is None or setting in wanted:
+                rows.extend([task.abbr(setting), metric] for metric in ADALEVAL_METRICS)
+    return rows

@@ -16,11 +16,16 @@ OPENCOMPASS = [sys.executable, '-m', 'opencompass.cli.main']
 KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k')
 
 
-def derived_config(tmp_path: Path, base: str, **overrides) -> Path:
-    """The repo config ``base`` with a few keys replaced, dumped to a standalone file."""
+def load_config(name: str):
     from mmengine.config import Config
-    cfg = Config.fromfile(str(REPO / 'configs' / base), format_python_code=False)
-    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEEP]
+    return Config.fromfile(str(REPO / 'configs' / name), format_python_code=False)
+
+
+def derived_config(tmp_path: Path, base: str, keep=KEEP, **overrides) -> Path:
+    """The repo config ``base`` with only the datasets in ``keep`` and a few keys replaced,
+    dumped to a standalone file."""
+    cfg = load_config(base)
+    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in keep]
     for key, value in overrides.items():
         cfg[key] = value
     path = tmp_path / 'config.py'
@@ -85,3 +90,65 @@ def test_slurm_dispatch_with_a_stand_in_srun(tmp_path, data_dir, monkeypatch):
     assert infer and all(r.startswith('-p gpu --gres=gpu:1 -N1 -u -J') for r in infer)
     assert evaluate and all(r.startswith('-p cpu -N1 -u -J') for r in evaluate)
     assert sorted(results(tmp_path, 'extractive-bm25')) == sorted(KEEP)
+
+
+def test_random_guess_on_real_stackselect_1k_matches_the_paper(tmp_path, shared, monkeypatch):
+    monkeypatch.setenv('ADALEVAL_DATA_DIR', str(shared / 'data' / 'adaleval'))
+    cfg = load_config('datasets/adaleval/adaleval_gen.py')
+    models = [dict(type='opencompass_lveval.models.baselines.RandomGuessBaseline',
+                   abbr='random-guess', seed=0, batch_size=250, max_out_len=32,
+                   run_cfg=dict(num_gpus=0))]
+    config = derived_config(tmp_path, 'eval_demo.py', keep=['AdaLEval_bestanswer_1k'],
+                            datasets=[d for d in cfg.adaleval_datasets
+                                      if d['abbr'] == 'AdaLEval_bestanswer_1k'],
+                            models=models, summarizer=load_config('summarizers/adaleval.py')
+                            .summarizer)
+    run_opencompass(config, tmp_path, {})
+    result = results(tmp_path, 'random-guess')['AdaLEval_bestanswer_1k']
+    assert len(result['details']) == 1000
+    assert abs(result['accuracy'] - 26.7) <= 2  # the paper's random-guess figure for 1k
+    assert result['random_guess'] == 26.16  # mean of 1/num_choice over the file
+    assert result['instruction_following'] == 100.0
+
+
+def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, monkeypatch):
+    import random
+    from opencompass_lveval.adaleval.tasks import tsort_prompt
+    data = tmp_path / 'ada'
+    data.mkdir()
+    (data / 'stackselect_1k.json').write_text(
+        (shared / 'data' / 'adaleval' / 'stackselect_1k.json').read_text('utf-8'), 'utf-8')
+    rng = random.Random(0)
+    records = []
+    for book in range(3):
+        order = [1, 2, 3, 4]
+        rng.shuffle(order)
+        parts = [f'Paragraph {p} of book {book}: the river flows north.' for p in order]
+        records.append(dict(book_id=book, para_offset=[0, 1, 2, 3],
+                            answer=[order.index(p) + 1 for p in (1, 2, 3, 4)],
+                            prompt=tsort_prompt('Before.', parts, 'After.')))
+    (data / 'textsort_2k.json').write_text(json.dumps(records), 'utf-8')
+    monkeypatch.setenv('ADALEVAL_DATA_DIR', str(data))
+    position = load_config('datasets/adaleval/adaleval_gen.py').adaleval_position_bias_datasets
+    ppl = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
+    chosen = [d for d in position if d['abbr'].endswith('_1k')] + \
+        [d for d in ppl if d['abbr'] == 'AdaLEval_tsort_ppl_2k']
+    for dataset in chosen:
+        dataset['limit'] = 3
+    model_dir = save_tiny_llama(tmp_path / 'tiny_llama')
+    model = dict(type='opencompass_lveval.models.hf.LongContextHF', abbr='tiny-llama',
+                 path=str(model_dir), max_seq_len=512, max_out_len=8, batch_size=4,
+                 model_kwargs=dict(device_map='cpu'), run_cfg=dict(num_gpus=0))
+    abbrs = [d['abbr'] for d in chosen]
+    config = derived_config(tmp_path, 'eval_demo.py', keep=abbrs, datasets=chosen,
+                            models=[model], summarizer=dict())
+    run_opencompass(config, tmp_path, {})
+    scores = results(tmp_path, 'tiny-llama')
+    assert sorted(scores) == sorted(abbrs)
+    assert len(abbrs) == 4
+    ppl_result = scores['AdaLEval_tsort_ppl_2k']
+    assert len(ppl_result['details']) == 3
+    # Perplexity mode always answers with one of the 24 orders.
+    assert ppl_result['instruction_following'] == 100.0
+    rear = scores['AdaLEval_bestanswer_rear_1k']['details']
+    assert [d['answer'] for d in rear] == [['A3'], ['A3'], ['A2']]  # 3, 3, 2 answers: moved last

@@ -110,7 +110,9 @@ class RandomGuessBaseline(_CPUModel):
             order = [1, 2, 3, 4]
             rng.shuffle(order)
             return f'Answer: {order}'
-        designations = {int(n) for n in _DESIGNATION.findall(prompt)}
+        # The answers follow the last "Possible answers" line (the instructions show a sample).
+        designations = {int(n) for n in _DESIGNATION.findall(
+            prompt.rpartition('Possible answers are given below.')[2])}
         if designations:  # BestAnswer
             return f'Answer: A{rng.randint(1, max(designations))}'
         candidates = sentences(split_prompt(prompt)[0])

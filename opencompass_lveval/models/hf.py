@@ -46,3 +46,22 @@ class LongContextHF(PromptFitting, HuggingFacewithChatTemplate):
         for stop in stops:
             texts = [text.split(stop)[0] for text in texts]
         return texts
+
+    def get_ppl(self, inputs: list, mask_length: Optional[list[int]] = None):
+        """Mean token negative log-likelihood of each text (OpenCompass's perplexity scoring),
+        on the middle-truncated ids; with ``mask_length``, only the tokens after that many count.
+        Texts are scored one by one: long contexts leave no room for batching."""
+        import numpy as np
+        import torch
+        losses = []
+        for number, prompt in enumerate(inputs):
+            ids = self.fitted_ids(prompt, max_out_len=0, chat=False)
+            input_ids = torch.tensor([ids], device=self.model.device)
+            with torch.no_grad():
+                logits = self.model(input_ids=input_ids).logits[0, :-1].float()
+            token_losses = torch.nn.functional.cross_entropy(logits, input_ids[0, 1:],
+                                                             reduction='none')
+            if mask_length is not None:
+                token_losses = token_losses[max(0, mask_length[number] - 1):]
+            losses.append(float(token_losses.mean()))
+        return np.array(losses)

@@ -19,11 +19,12 @@ class PromptFitting:
     chat: bool = True
     chat_template_kwargs: Optional[dict] = None
 
-    def fitted_ids(self, prompt: Any, max_out_len: int) -> list[int]:
-        """Input ids for one OpenCompass prompt (a string or a PromptList of rounds)."""
+    def fitted_ids(self, prompt: Any, max_out_len: int, chat: Optional[bool] = None) -> list[int]:
+        """Input ids for one OpenCompass prompt (a string or a PromptList of rounds); ``chat``
+        overrides the model's own framing (perplexity scoring reads plain text)."""
         if not self.max_seq_len:
             raise TruncationError(f'{type(self).__name__} needs max_seq_len (the model window)')
-        if not self.chat:
+        if not (self.chat if chat is None else chat):
             text = _convert_base_messages([prompt])[0]
             return fit_prompt(self.tokenizer, text, self._frame(None), self.max_seq_len,
                               max_out_len)

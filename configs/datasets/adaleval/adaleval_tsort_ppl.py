@@ -1,0 +1,29 @@
+# TSort in perplexity mode (the paper's ablation): each of the 24 orders is appended to the prompt
+# as "Answer: [a, b, c, d]" and the model's lowest-perplexity order is its answer. Needs a model
+# with get_ppl (LongContextHF; chat templates are not applied when scoring).
+from opencompass.openicl.icl_inferencer import PPLInferencer
+from opencompass.openicl.icl_prompt_template import PromptTemplate
+from opencompass.openicl.icl_retriever import ZeroRetriever
+
+from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
+from opencompass_lveval.adaleval.evaluator import AdaLEvalEvaluator
+
+_configs = __import__('opencompass_lveval.configs', fromlist=['adaleval_entries'])
+
+adaleval_tsort_ppl_datasets = [
+    dict(
+        type=AdaLEvalDataset, abbr=entry['abbr'].replace('tsort', 'tsort_ppl'), task='tsort',
+        setting=entry['setting'], path=entry['path'], cheap=entry['cheap'],
+        reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
+        infer_cfg=dict(
+            prompt_template=dict(type=PromptTemplate,
+                                 template={order: '{prompt}Answer: ' + order
+                                           for order in _configs.TSORT_ORDERS}),
+            retriever=dict(type=ZeroRetriever),
+            inferencer=dict(type=PPLInferencer),
+        ),
+        eval_cfg=dict(evaluator=dict(type=AdaLEvalEvaluator, task='tsort')),
+    )
+    for entry in _configs.adaleval_entries(tasks=['tsort'])
+]
+del _configs

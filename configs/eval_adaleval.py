@@ -1,0 +1,13 @@
+# Ada-LEval, both tasks at every setting: `opencompass configs/eval_adaleval.py`
+# (data in $ADALEVAL_DATA_DIR or ./data/AdaLEval). Edit `models`; add
+# `adaleval_position_bias_datasets` or the TSort perplexity datasets for the paper's ablations.
+from mmengine.config import read_base
+
+with read_base():
+    from .datasets.adaleval.adaleval_gen import adaleval_datasets
+    from .models.vllm_paper_models import vllm_paper_models
+    from .summarizers.adaleval import summarizer
+
+datasets = adaleval_datasets
+models = [m for m in vllm_paper_models if m['abbr'] == 'chatglm3-6b-32k-vllm']
+work_dir = 'outputs/adaleval'

@@ -1,0 +1,9 @@
+# Ada-LEval: accuracy per task and per setting, then every metric of every (task, setting):
+# accuracy, instruction following, copy instruction (with chance), random guess; all in %.
+_configs = __import__('opencompass_lveval.configs', fromlist=['adaleval_summary_groups'])
+
+summarizer = dict(
+    dataset_abbrs=_configs.adaleval_summary_abbrs(),
+    summary_groups=_configs.adaleval_summary_groups(),
+)
+del _configs

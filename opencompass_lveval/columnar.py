@@ -1,0 +1,45 @@
+"""An OpenCompass dataset base that stays in Arrow columns.
+
+OpenCompass's ``BaseDataset`` adds ``subdivision`` and ``idx`` with a per-row Python ``map``, which
+re-encodes every long context; here they are appended as Arrow columns, and Hugging Face
+``datasets`` gets a fingerprint from the source instead of hashing the whole table.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import pyarrow as pa
+from datasets import Dataset, concatenate_datasets
+from datasets.table import InMemoryTable
+from opencompass.datasets.base import BaseDataset
+
+
+class ColumnarDataset(BaseDataset):
+    """Subclasses implement ``read_table(**kwargs) -> (pa.Table, fingerprint)``.
+
+    ``LAST_COLUMNS`` go last: OpenCompass fills prompts by replacing ``{column}`` for every column
+    in order, so text inside the last columns that looks like ``{idx}`` stays literal.
+    """
+
+    LAST_COLUMNS: tuple[str, ...] = ()
+
+    @staticmethod
+    def read_table(**kwargs) -> tuple[pa.Table, str]:
+        raise NotImplementedError
+
+    def __init__(self, reader_cfg: Optional[dict] = None, k=1, n: int = 1, **kwargs) -> None:
+        abbr = kwargs.pop('abbr', 'dataset')
+        table, fingerprint = self.read_table(**kwargs)
+        rows = table.num_rows
+        table = table.append_column('subdivision', pa.array([abbr] * rows, pa.string()))
+        table = table.append_column('idx', pa.array(range(rows), pa.int64()))
+        order = [name for name in table.column_names if name not in self.LAST_COLUMNS]
+        dataset = Dataset(InMemoryTable(table.select(order + list(self.LAST_COLUMNS))),
+                          fingerprint=f'{fingerprint}-{abbr}')
+        self.dataset = concatenate_datasets([dataset] * n) if n > 1 else dataset
+        self._init_reader(**(reader_cfg or {}))
+
+    @classmethod
+    def load(cls, **kwargs) -> Dataset:
+        table, fingerprint = cls.read_table(**kwargs)
+        return Dataset(InMemoryTable(table), fingerprint=fingerprint)

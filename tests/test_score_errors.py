@@ -29,7 +29,7 @@ def test_broken_line_is_named(tmp_path):
 
 
 @pytest.mark.parametrize('record, message', [
-    ({'answers': ['a']}, '"pred" field'),
+    ({'answers': ['a']}, 'expected an object with "pred"'),
     ({'pred': 'a', 'answers': []}, '"answers" must be a non-empty list'),
     ({'pred': 'a', 'answers': 'a'}, '"answers" must be a non-empty list'),
     ({'pred': 'a', 'answers': ['a'], 'gold_ans': ['k']}, '"gold_ans" must be a string'),

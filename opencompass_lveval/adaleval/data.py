@@ -46,7 +46,7 @@ def locate(root: str | os.PathLike, task: AdaTask, setting: str) -> Path:
     return found[0]
 
 
-def _answer_order(value) -> Optional[list[int]]:
+def answer_order(value) -> Optional[list[int]]:
     """A TSort answer as a list of ints (files store a list, some a JSON string of one)."""
     if isinstance(value, str):
         try:
@@ -77,7 +77,7 @@ def record_problem(task: AdaTask, record) -> Optional[str]:
                 and 1 <= int(label[1:]) <= len(answers)):
             return f'"answer" must be a designation A1..A{len(answers)}, found {label!r}'
         return None
-    if _answer_order(record['answer']) is None:
+    if answer_order(record['answer']) is None:
         return f'"answer" must be a permutation of [1, 2, 3, 4], found {record["answer"]!r}'
     if not isinstance(record.get('prompt'), str) and not all(
             isinstance(record.get(k), t) for k, t in (('before', str), ('parts', list),
@@ -108,7 +108,7 @@ def read_records(path: Path, task: AdaTask, setting: str, cheap: bool = False,
             raise AdaLEvalDataError(f'{path}, item {index}: {problem}. Fix or re-download the '
                                     f'file. {GET_DATA_HINT}')
         if task.name == 'tsort':
-            record['answer'] = _answer_order(record['answer'])
+            record['answer'] = answer_order(record['answer'])
     return records
 
 

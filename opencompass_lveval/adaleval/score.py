@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .data import AdaLEvalDataError, _answer_order
+from ..jsonl import json_objects
+from .data import AdaLEvalDataError, answer_order
 from .metrics import judge, summarise
 
 
@@ -12,35 +13,24 @@ def read_responses(path: Path, task: str) -> tuple[list[dict], list, list, list]
     """(records, predictions, answers, num_choices) of a JSON-lines file; errors name file and
     line."""
     records, predictions, answers, num_choices = [], [], [], []
-    with open(path, encoding='utf-8') as lines:
-        for line_number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f'{path}, line {line_number}'
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise AdaLEvalDataError(f'{where}: not valid JSON ({exc})') from exc
-            if not isinstance(record, dict) or 'prediction' not in record or 'answer' not in record:
-                raise AdaLEvalDataError(f'{where}: expected an object with "prediction" and '
-                                        '"answer"')
-            answer = record['answer']
-            if task == 'bestanswer':
-                choices = record.get('num_choice')
-                if not isinstance(choices, int) or choices < 1:
-                    raise AdaLEvalDataError(f'{where}: BestAnswer needs "num_choice", a positive '
-                                            'integer (the number of candidate answers)')
-                if not isinstance(answer, str):
-                    raise AdaLEvalDataError(f'{where}: "answer" must be a designation like "A3"')
-                num_choices.append(choices)
-            else:
-                answer = _answer_order(answer)
-                if answer is None:
-                    raise AdaLEvalDataError(f'{where}: "answer" must be a permutation of '
-                                            '[1, 2, 3, 4]')
-            records.append(record)
-            predictions.append(record['prediction'])
-            answers.append(answer)
+    for where, record in json_objects(path, ('prediction', 'answer'), AdaLEvalDataError):
+        answer = record['answer']
+        if task == 'bestanswer':
+            choices = record.get('num_choice')
+            if not isinstance(choices, int) or choices < 1:
+                raise AdaLEvalDataError(f'{where}: BestAnswer needs "num_choice", a positive '
+                                        'integer (the number of candidate answers)')
+            if not isinstance(answer, str):
+                raise AdaLEvalDataError(f'{where}: "answer" must be a designation like "A3"')
+            num_choices.append(choices)
+        else:
+            answer = answer_order(answer)
+            if answer is None:
+                raise AdaLEvalDataError(f'{where}: "answer" must be a permutation of '
+                                        '[1, 2, 3, 4]')
+        records.append(record)
+        predictions.append(record['prediction'])
+        answers.append(answer)
     if not predictions:
         raise AdaLEvalDataError(f'{path} holds no responses')
     return records, predictions, answers, num_choices

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..jsonl import json_objects
 from .data import LVEvalDataError
 from .metrics import Judgement, judge_all, subset_score
 from .tasks import split_subset
@@ -36,27 +37,16 @@ def official_file_order(filename: str) -> tuple[list[str], int]:
 def read_predictions(path: Path) -> tuple[list, list[list[str]], list]:
     """(predictions, answers, keywords) of one prediction file; clear errors name file and line."""
     predictions, answers, keywords = [], [], []
-    with open(path, encoding='utf-8') as lines:
-        for line_number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            where = f'{path}, line {line_number}'
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise LVEvalDataError(f'{where}: not valid JSON ({exc.msg}); rewrite the line as '
-                                      'one JSON object with "pred" and "answers"') from exc
-            if not isinstance(record, dict) or 'pred' not in record:
-                raise LVEvalDataError(f'{where}: expected an object with a "pred" field')
-            gold = record.get('answers')
-            if not isinstance(gold, list) or not gold or not isinstance(gold[0], str):
-                raise LVEvalDataError(f'{where}: "answers" must be a non-empty list of strings')
-            keyword = record.get('gold_ans')
-            if keyword is not None and not isinstance(keyword, str):
-                raise LVEvalDataError(f'{where}: "gold_ans" must be a string or null')
-            predictions.append(record['pred'])
-            answers.append(gold)
-            keywords.append(keyword)
+    for where, record in json_objects(path, ('pred',), LVEvalDataError):
+        gold = record.get('answers')
+        if not isinstance(gold, list) or not gold or not isinstance(gold[0], str):
+            raise LVEvalDataError(f'{where}: "answers" must be a non-empty list of strings')
+        keyword = record.get('gold_ans')
+        if keyword is not None and not isinstance(keyword, str):
+            raise LVEvalDataError(f'{where}: "gold_ans" must be a string or null')
+        predictions.append(record['pred'])
+        answers.append(gold)
+        keywords.append(keyword)
     if not predictions:
         raise LVEvalDataError(f'{path} holds no predictions')
     return predictions, answers, keywords

@@ -1,23 +1,38 @@
-# The README's first command: the CPU baselines on small generated data at every LV-Eval level.
-#   lveval data synth data/demo && LVEVAL_DATA_DIR=data/demo opencompass configs/eval_demo.py
-# One inference task and one evaluation task per model, so the run takes about a minute on 2 cores.
+# The README's first command: the CPU baselines on small generated data, through OpenCompass.
+#   lveval data synth data/demo && opencompass configs/eval_demo.py
+# LV-Eval at every length level (4 records per subset) and Ada-LEval BestAnswer 1k/2k and TSort
+# 2k/4k (10 records each); one inference and one evaluation task per model, about a minute.
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
 from opencompass.runners import LocalRunner
 from opencompass.tasks import OpenICLEvalTask, OpenICLInferTask
 
 with read_base():
+    from .datasets.adaleval.adaleval_gen import adaleval_datasets
     from .datasets.lveval.lveval_gen import lveval_datasets
     from .models.cpu_baselines import models
-    from .summarizers.lveval import summarizer
+    from .summarizers.lveval import summarizer as lveval_summarizer
 
-datasets = lveval_datasets
+_configs = __import__('opencompass_lveval.configs', fromlist=['adaleval_summary_abbrs'])
+datasets = lveval_datasets + [d for d in adaleval_datasets
+                              if d['abbr'] in {'AdaLEval_bestanswer_1k', 'AdaLEval_bestanswer_2k',
+                                               'AdaLEval_tsort_2k', 'AdaLEval_tsort_4k'}]
+for _dataset in datasets:
+    _dataset['path'] = 'data/demo'  # written by `lveval data synth data/demo`
+summarizer = dict(
+    dataset_abbrs=(lveval_summarizer['dataset_abbrs'][:6] +
+                   _configs.adaleval_summary_abbrs([d['abbr'] for d in datasets]) +
+                   lveval_summarizer['dataset_abbrs'][6:]),
+    summary_groups=(lveval_summarizer['summary_groups'] +
+                    _configs.adaleval_summary_groups([d['abbr'] for d in datasets])),
+)
 work_dir = 'outputs/demo'
 infer = dict(
     partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
     runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLInferTask)),
 )
 eval = dict(
-    partitioner=dict(type=NaivePartitioner, n=len(lveval_datasets)),
+    partitioner=dict(type=NaivePartitioner, n=len(datasets)),
     runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
 )
+del _configs, _dataset

@@ -26,10 +26,14 @@ def _data_check(args: argparse.Namespace) -> int:
 
 
 def _data_synth(args: argparse.Namespace) -> int:
+    from .adaleval.synthetic import write_synthetic_adaleval
     from .lveval.synthetic import write_synthetic_data
     paths = write_synthetic_data(args.out_dir, count=args.count, scale=args.scale, seed=args.seed)
-    print(f'wrote {len(paths)} subsets ({args.count} records each, lengths / {args.scale}) '
-          f'to {args.out_dir}')
+    print(f'wrote {len(paths)} LV-Eval subsets ({args.count} records each, lengths / '
+          f'{args.scale}) to {args.out_dir}')
+    ada = write_synthetic_adaleval(f'{args.out_dir}/adaleval', seed=args.seed)
+    print(f'wrote {len(ada)} Ada-LEval files (BestAnswer 1k, 2k; TSort 2k, 4k; 10 records each) '
+          f'to {args.out_dir}/adaleval')
     return 0
 
 
@@ -79,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument('folder')
     check.set_defaults(handler=_data_check)
     synth = data_commands.add_parser(
-        'synth', help='write seeded synthetic data for all 55 subsets (demos, tests)')
+        'synth', help='write seeded synthetic data: all 55 LV-Eval subsets and a few Ada-LEval '
+                      'settings (demos, tests)')
     synth.add_argument('out_dir')
     synth.add_argument('--count', type=int, default=4, help='records per subset (default 4)')
     synth.add_argument('--scale', type=int, default=100,

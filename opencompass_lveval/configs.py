@@ -80,30 +80,30 @@ def adaleval_entries(path: Optional[str] = None, tasks: Iterable[str] = ('bestan
     return entries
 
 
-def adaleval_summary_groups(settings: Optional[Iterable[str]] = None) -> list[dict]:
-    """Accuracy averaged per task over its settings, and per setting over the tasks that have it."""
-    groups = []
-    wanted = None if settings is None else list(settings)
-    for task in ADALEVAL_TASKS:
-        chosen = [s for s in task.settings if wanted is None or s in wanted]
-        groups.append({'name': f'AdaLEval_{task.name}',
-                       'subsets': [[task.abbr(s), 'accuracy'] for s in chosen]})
-    all_settings = sorted({s for task in ADALEVAL_TASKS for s in task.settings},
-                          key=lambda s: int(s[:-1]))
-    for setting in all_settings:
-        if wanted is None or setting in wanted:
-            groups.append({'name': f'AdaLEval_{setting}',
-                           'subsets': [[task.abbr(setting), 'accuracy'] for task in ADALEVAL_TASKS
-                                       if setting in task.settings]})
-    return groups
+def _adaleval_pairs(present: Optional[Iterable[str]]) -> list[tuple]:
+    """(task, setting, abbr) of every plain (task, setting), or of those in ``present``."""
+    wanted = None if present is None else set(present)
+    return [(task, setting, task.abbr(setting)) for task in ADALEVAL_TASKS
+            for setting in task.settings if wanted is None or task.abbr(setting) in wanted]
 
 
-def adaleval_summary_abbrs(settings: Optional[Iterable[str]] = None) -> list:
+def adaleval_summary_groups(present: Optional[Iterable[str]] = None) -> list[dict]:
+    """Accuracy averaged per task over its settings, and per setting over the tasks that have it;
+    ``present`` (dataset abbrs of the run) limits the groups to what was run."""
+    pairs = _adaleval_pairs(present)
+    groups = [{'name': f'AdaLEval_{task.name}',
+               'subsets': [[abbr, 'accuracy'] for t, _, abbr in pairs if t is task]}
+              for task in ADALEVAL_TASKS]
+    settings = sorted({setting for _, setting, _ in pairs}, key=lambda s: int(s[:-1]))
+    groups += [{'name': f'AdaLEval_{setting}',
+                'subsets': [[abbr, 'accuracy'] for _, s, abbr in pairs if s == setting]}
+               for setting in settings]
+    return [group for group in groups if group['subsets']]
+
+
+def adaleval_summary_abbrs(present: Optional[Iterable[str]] = None) -> list:
     """Rows: per-task and per-setting accuracy, then every metric of every (task, setting)."""
-    wanted = None if settings is None else list(settings)
-    rows: list = [group['name'] for group in adaleval_summary_groups(settings)]
-    for task in ADALEVAL_TASKS:
-        for setting in task.settings:
-            if wanted is None or setting in wanted:
-                rows.extend([task.abbr(setting), metric] for metric in ADALEVAL_METRICS)
+    rows: list = [group['name'] for group in adaleval_summary_groups(present)]
+    for _, _, abbr in _adaleval_pairs(present):
+        rows.extend([abbr, metric] for metric in ADALEVAL_METRICS)
     return rows

@@ -218,3 +218,37 @@ def test_score_adaleval_command(tmp_path, capsys):
     path.write_text(json.dumps({'prediction': 'A1', 'answer': 'A1'}) + '\n', encoding='utf-8')
     assert main(['score-adaleval', '--task', 'bestanswer', str(path)]) == 2
     assert 'line 1: BestAnswer needs "num_choice"' in capsys.readouterr().err
+
+
+def test_summary_groups_follow_the_datasets_of_the_run():
+    from opencompass_lveval.configs import adaleval_summary_abbrs, adaleval_summary_groups
+    groups = {g['name']: g['subsets'] for g in adaleval_summary_groups()}
+    assert groups['AdaLEval_bestanswer'][0] == ['AdaLEval_bestanswer_1k', 'accuracy']
+    assert len(groups['AdaLEval_bestanswer']) == 10 and len(groups['AdaLEval_tsort']) == 7
+    assert groups['AdaLEval_2k'] == [['AdaLEval_bestanswer_2k', 'accuracy'],
+                                     ['AdaLEval_tsort_2k', 'accuracy']]
+    run = ['AdaLEval_bestanswer_1k', 'AdaLEval_tsort_4k', 'LVEval_cmrc_mixup_16k']
+    assert [g['name'] for g in adaleval_summary_groups(run)] == [
+        'AdaLEval_bestanswer', 'AdaLEval_tsort', 'AdaLEval_1k', 'AdaLEval_4k']
+    rows = adaleval_summary_abbrs(run)
+    assert rows[4:6] == [['AdaLEval_bestanswer_1k', 'accuracy'],
+                         ['AdaLEval_bestanswer_1k', 'instruction_following']]
+    assert len(rows) == 4 + 2 * 5
+
+
+def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
+    from opencompass_lveval.adaleval.synthetic import tsort_records, write_synthetic_adaleval
+    paths = write_synthetic_adaleval(tmp_path, count=4)
+    assert sorted(p.name for p in paths) == ['stackselect_1k.json', 'stackselect_2k.json',
+                                             'textsort_2k.json', 'textsort_4k.json']
+    short = load_task('bestanswer', '1k', str(tmp_path))
+    longer = load_task('bestanswer', '2k', str(tmp_path))
+    assert [r['question'] for r in short] == [r['question'] for r in longer]
+    assert all(len(b['all_answers']) > len(a['all_answers']) for a, b in zip(short, longer))
+    assert tsort_records('2k', 3) == tsort_records('2k', 3)
+    case = tsort_records('2k', 1)[0]
+    # Reading the parts in the answer's order gives the chronicle's years in sequence.
+    body = case['prompt'].rpartition('Before: ')[2]  # after the instruction's sample
+    years = [int(body.split(f'Part {number}: In the year ')[1].split()[0])
+             for number in case['answer']]
+    assert years == sorted(years)

@@ -48,8 +48,9 @@ def results(work_dir: Path, model: str) -> dict:
 
 @pytest.fixture
 def data_dir(tmp_path):
-    write_synthetic_data(tmp_path / 'data', count=3)
-    return tmp_path / 'data'
+    """Synthetic data where configs/eval_demo.py looks for it, relative to the run's folder."""
+    write_synthetic_data(tmp_path / 'data' / 'demo', count=3)
+    return tmp_path / 'data' / 'demo'
 
 
 def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):

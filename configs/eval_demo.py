@@ -20,6 +20,7 @@ datasets = lveval_datasets + [d for d in adaleval_datasets
 for _dataset in datasets:
     _dataset['path'] = 'data/demo'  # written by `lveval data synth data/demo`
 summarizer = dict(
+    type=lveval_summarizer['type'],
     dataset_abbrs=(lveval_summarizer['dataset_abbrs'][:6] +
                    _configs.adaleval_summary_abbrs([d['abbr'] for d in datasets]) +
                    lveval_summarizer['dataset_abbrs'][6:]),

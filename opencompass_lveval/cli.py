@@ -58,6 +58,19 @@ def _score_adaleval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from .summarize import ReportError, write_report
+    try:
+        written = write_report(args.work_dir, args.out)
+    except ReportError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 2
+    print(written[-1 - sum(p.suffix == '.csv' for p in written)].read_text(encoding='utf-8'))
+    for path in written:
+        print(f'wrote {path}')
+    return 0
+
+
 def _dry_run(args: argparse.Namespace) -> int:
     from .dry_run import check_config
     checks = check_config(args.config)
@@ -103,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     ada.add_argument('--extraction', choices=['strict', 'official'], default='strict')
     ada.add_argument('file')
     ada.set_defaults(handler=_score_adaleval)
+    report = commands.add_parser(
+        'report', help='per-length tables (Markdown, CSV) and plots (PNG) from an existing '
+                       'OpenCompass work folder, without re-running anything')
+    report.add_argument('work_dir', help='the -w folder of a run, or one of its run folders')
+    report.add_argument('--out', help='where to write (default: the run\'s summary/ folder)')
+    report.set_defaults(handler=_report)
     dry_run = commands.add_parser(
         'dry-run', help='build every dataset of an OpenCompass config from its files and check '
                         'the first prompt against the official one (no model needed)')

@@ -66,6 +66,12 @@ def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):
     for score in scores.values():
         assert 0 <= score['score'] <= 100 and len(score['details']) == 3
     assert 'LVEval_loogle_SD_mixup_16k' in done.stdout
+    # The summarizer of eval_demo.py also wrote the per-length report, from the same results.
+    run = next((tmp_path / 'out').iterdir())
+    table = (run / 'summary' / 'lveval_tiny-llama.csv').read_text().splitlines()
+    loogle = next(line for line in table if line.startswith('loogle_SD_mixup,')).split(',')
+    assert float(loogle[1]) == scores['LVEval_loogle_SD_mixup_16k']['score']
+    assert (run / 'summary' / 'factrecall_heatmap_tiny-llama.png').exists()
 
 
 def test_slurm_dispatch_with_a_stand_in_srun(tmp_path, data_dir, monkeypatch):

@@ -1,0 +1,105 @@
+"""Per-length reports from a recorded OpenCompass run: the numbers in the tables are the ones the
+per-sample results imply, and missing results give clear errors."""
+import csv
+import json
+import random
+
+import pytest
+
+from opencompass_lveval.cli import main
+from opencompass_lveval.lveval.metrics import subset_score
+from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+from opencompass_lveval.summarize import ReportError, factrecall_heatmap, write_report
+
+
+def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
+    """A run folder as OpenCompass leaves it: one result file per (model, dataset), the score
+    computed from per-sample details the way LVEvalEvaluator does."""
+    rng = random.Random(seed)
+    run = root / '20260101_000000'
+    per_sample = {}
+    for model in models:
+        folder = run / 'results' / model
+        folder.mkdir(parents=True)
+        for task in TASKS:
+            for depth, level in enumerate(LEVELS):
+                scores = [float(rng.random() < 0.8 - 0.15 * depth) for _ in range(samples)]
+                per_sample[model, task.abbr(level)] = scores
+                details = [{'example_abbr': f'{task.abbr(level)}_{i}', 'score': [s]}
+                           for i, s in enumerate(scores)]
+                (folder / f'{task.abbr(level)}.json').write_text(json.dumps(
+                    {'score': subset_score(scores), 'details': details}))
+        for setting, accuracy in (('1k', 30.0), ('2k', 12.5)):
+            (folder / f'AdaLEval_bestanswer_{setting}.json').write_text(json.dumps(
+                {'accuracy': accuracy, 'instruction_following': 90.0, 'copy_instruction': 5.0,
+                 'copy_instruction_chance': 3.0, 'random_guess': 26.16, 'details': []}))
+    return run, per_sample
+
+
+def read_csv(path):
+    with open(path, newline='') as stream:
+        return list(csv.reader(stream))
+
+
+def test_tables_match_the_per_sample_results(tmp_path):
+    run, per_sample = recorded_run(tmp_path)
+    written = write_report(tmp_path)  # the -w folder: its newest run is used
+    assert all(path.parent == run / 'summary' for path in written)
+    for model in ('model-a', 'model-b'):
+        rows = {row[0]: row[1:] for row in read_csv(run / 'summary' / f'lveval_{model}.csv')}
+        for task in TASKS:
+            for column, level in enumerate(LEVELS):
+                expected = subset_score(per_sample[model, task.abbr(level)])
+                assert float(rows[task.name][column]) == pytest.approx(expected, abs=0.005)
+        for column, level in enumerate(LEVELS):
+            level_scores = [subset_score(per_sample[model, t.abbr(level)]) for t in TASKS]
+            assert float(rows['average'][column]) == pytest.approx(
+                sum(level_scores) / len(level_scores), abs=0.005)
+        single_hop = [subset_score(per_sample[model, t.abbr(level)]) for t in TASKS
+                      if t.group == 'single_hop_qa' for level in LEVELS]
+        assert float(rows['single_hop_qa'][-1]) == pytest.approx(
+            sum(single_hop) / len(single_hop), abs=0.005)
+    levels = read_csv(run / 'summary' / 'lveval_levels.csv')
+    assert levels[0] == ['model'] + list(LEVELS) + ['avg']
+    assert [row[0] for row in levels[1:]] == ['model-a', 'model-b']
+    model_a = {row[0]: row[1:] for row in read_csv(run / 'summary' / 'lveval_model-a.csv')}
+    assert levels[1][1:6] == model_a['average'][:5]
+    ada = read_csv(run / 'summary' / 'adaleval_bestanswer_model-a.csv')
+    assert ada[0] == ['metric', '1k', '2k'] and ada[1] == ['accuracy', '30.0', '12.5']
+    assert ada[5] == ['random_guess', '26.16', '26.16']
+    names = {path.name for path in written}
+    assert {'lveval_levels.png', 'adaleval_bestanswer_accuracy.png',
+            'factrecall_heatmap_model-a.png', 'long_context_report.md'} <= names
+    assert 'tsort' not in ' '.join(names)  # no TSort results, no TSort table or plot
+    markdown = (run / 'summary' / 'long_context_report.md').read_text()
+    assert '| model | 16k | 32k | 64k | 128k | 256k | avg |' in markdown
+
+
+def test_factrecall_heatmap_buckets_follow_record_order(tmp_path):
+    run, per_sample = recorded_run(tmp_path, models=('m',), samples=20)
+    results = {p.stem: json.loads(p.read_text()) for p in (run / 'results' / 'm').glob('*.json')}
+    grid = factrecall_heatmap(results, 'factrecall_en')
+    assert len(grid) == 10 and len(grid[0]) == 5
+    scores = per_sample['m', 'LVEval_factrecall_en_64k']
+    assert grid[3][2] == pytest.approx(100 * sum(scores[6:8]) / 2)
+    assert factrecall_heatmap({}, 'factrecall_en') is None
+
+
+def test_report_command_and_its_errors(tmp_path, capsys):
+    assert main(['report', str(tmp_path)]) == 2
+    assert 'holds no OpenCompass results' in capsys.readouterr().err
+    (tmp_path / 'run' / 'results').mkdir(parents=True)
+    assert main(['report', str(tmp_path / 'run')]) == 2
+    assert 'evaluation did not finish' in capsys.readouterr().err
+    recorded_run(tmp_path / 'work', models=('solo',))
+    assert main(['report', str(tmp_path / 'work'), '--out', str(tmp_path / 'report')]) == 0
+    out = capsys.readouterr().out
+    assert '### LV-Eval average score by length level' in out
+    assert (tmp_path / 'report' / 'lveval_solo.csv').exists()
+
+
+def test_unreadable_result_file_is_named(tmp_path):
+    run, _ = recorded_run(tmp_path, models=('m',))
+    (run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json').write_text('{broken')
+    with pytest.raises(ReportError, match='LVEval_cmrc_mixup_16k.json is not valid JSON'):
+        write_report(run)

@@ -1,15 +1,8 @@
-"""The public-domain books in ../shared/corpora, without their Project Gutenberg header/footer."""
+"""Where the public-domain books are: ../shared/corpora beside the checkout."""
 from __future__ import annotations
 
 from pathlib import Path
 
+from opencompass_lveval.text import read_book  # noqa: F401  (re-exported for the benches)
+
 DEFAULT = Path(__file__).resolve().parents[2] / 'shared' / 'corpora'
-
-
-def read_book(path: Path) -> str:
-    text = path.read_text(encoding='utf-8')
-    start = text.find('*** START OF')
-    if start != -1:
-        text = text[text.find('\n', start) + 1:]
-    end = text.find('*** END OF')
-    return text[:end] if end != -1 else text

@@ -71,6 +71,100 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _levels(text: str) -> list[str]:
+    from .lveval.tasks import LEVELS
+    levels = [level.strip() for level in text.split(',') if level.strip()]
+    bad = [level for level in levels if not (level.endswith('k') and level[:-1].isdigit())]
+    if bad:
+        raise argparse.ArgumentTypeError(f'levels look like {",".join(LEVELS)}; not {bad}')
+    return levels
+
+
+def _build(args: argparse.Namespace) -> int:
+    import time
+    start = time.perf_counter()
+    if args.kind == 'factrecall':
+        from .lveval.build import build_factrecall
+        paths = build_factrecall(args.language, args.out, args.corpora, args.levels, args.seed,
+                                 cfi=not args.no_cfi, kpr=not args.no_kpr,
+                                 context=not args.no_context, count=args.count,
+                                 scale=args.scale)
+    elif args.kind == 'mixup':
+        from .lveval.build import build_mixup, read_items, read_rules
+        paths = build_mixup(read_items(args.items), args.dataset, args.language, args.out,
+                            read_rules(args.rules), args.levels, args.seed,
+                            cfi=not args.no_cfi, kpr=not args.no_kpr, scale=args.scale)
+    elif args.kind == 'replica':
+        from .lveval.build import build_replica
+        paths = build_replica(args.corpora, args.out, args.seed, args.scale, args.levels,
+                              progress=lambda name: print(f'building {name}', flush=True))
+    elif args.kind == 'tsort':
+        from .adaleval.build import build_tsort
+        paths = [build_tsort(args.books, args.setting, args.out, args.count, args.tokenizer,
+                             args.seed)]
+    else:
+        from .adaleval.build import build_bestanswer
+        paths = [build_bestanswer(args.source, args.setting, args.out, args.tokenizer,
+                                  args.seed)]
+    for path in paths:
+        print(f'wrote {path}')
+    print(f'{len(paths)} files in {time.perf_counter() - start:.1f} s')
+    return 0
+
+
+def _add_build_parsers(commands) -> None:
+    from .lveval.tasks import LEVELS
+    build = commands.add_parser('build', help='build benchmark data (seeded, official formats)')
+    kinds = build.add_subparsers(dest='kind', required=True)
+
+    def common(parser, levels=True):
+        parser.add_argument('--out', required=True, help='output folder')
+        parser.add_argument('--seed', type=int, default=0)
+        if levels:
+            parser.add_argument('--levels', type=_levels, default=list(LEVELS),
+                                help='comma-separated, e.g. 16k,32k,512k (default: the five)')
+            parser.add_argument('--scale', type=int, default=1,
+                                help='divide every length by this (small test data)')
+
+    factrecall = kinds.add_parser('factrecall', help="the papers' needle in a haystack of books")
+    factrecall.add_argument('--language', choices=['en', 'zh'], required=True)
+    factrecall.add_argument('--corpora', required=True, help='folder with en/ and zh/ books')
+    factrecall.add_argument('--count', type=int, default=200, help='needle positions per level')
+    factrecall.add_argument('--no-cfi', action='store_true', help='without confusing facts')
+    factrecall.add_argument('--no-kpr', action='store_true', help='without keyword replacement')
+    factrecall.add_argument('--no-context', action='store_true',
+                            help='empty contexts: the knowledge-leakage probe')
+    common(factrecall)
+    mixup = kinds.add_parser('mixup', help='LV-Eval context mixing from your own QA items')
+    mixup.add_argument('--items', required=True,
+                       help='JSON lines: input, answers, documents, [answer_keywords, '
+                            'confusing_facts]')
+    mixup.add_argument('--dataset', required=True, help='output name: {dataset}_{level}.jsonl')
+    mixup.add_argument('--language', choices=['en', 'zh'], required=True)
+    mixup.add_argument('--rules', help='JSON {original: substitute} or [[original, substitute]]')
+    mixup.add_argument('--no-cfi', action='store_true')
+    mixup.add_argument('--no-kpr', action='store_true')
+    common(mixup)
+    replica = kinds.add_parser('replica', help='all 55 LV-Eval subsets shaped like the release, '
+                                               'from public-domain books')
+    replica.add_argument('--corpora', required=True)
+    common(replica)
+    tsort = kinds.add_parser('tsort', help='Ada-LEval TSort cases from any books')
+    tsort.add_argument('--books', nargs='+', required=True)
+    tsort.add_argument('--setting', required=True, help='2k, 4k, 8k, 16k, 32k, 64k or 128k')
+    tsort.add_argument('--count', type=int, default=1000)
+    tsort.add_argument('--tokenizer', default='auto',
+                       help='auto, cl100k_base, words, or a tokenizer.json / its folder')
+    common(tsort, levels=False)
+    bestanswer = kinds.add_parser('bestanswer', help='Ada-LEval BestAnswer at another budget')
+    bestanswer.add_argument('--source', required=True,
+                            help='an official-format stackselect file: the questions')
+    bestanswer.add_argument('--setting', required=True, help='token budget, e.g. 4k or 256k')
+    bestanswer.add_argument('--tokenizer', default='auto')
+    common(bestanswer, levels=False)
+    build.set_defaults(handler=_build)
+
+
 def _dry_run(args: argparse.Namespace) -> int:
     from .dry_run import check_config
     checks = check_config(args.config)
@@ -122,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument('work_dir', help='the -w folder of a run, or one of its run folders')
     report.add_argument('--out', help='where to write (default: the run\'s summary/ folder)')
     report.set_defaults(handler=_report)
+    _add_build_parsers(commands)
     dry_run = commands.add_parser(
         'dry-run', help='build every dataset of an OpenCompass config from its files and check '
                         'the first prompt against the official one (no model needed)')
@@ -134,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except LVEvalDataError as exc:
+    except (LVEvalDataError, FileNotFoundError, ValueError) as exc:
         print(f'error: {exc}', file=sys.stderr)
         return 2
 

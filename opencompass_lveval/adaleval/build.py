@@ -1,0 +1,171 @@
+"""Build Ada-LEval data at any token setting: TSort from any book, BestAnswer from Q/A records.
+
+Token counts come from a pluggable counter: tiktoken ``cl100k_base`` as in the paper when its
+file is available locally, any Hugging Face ``tokenizer.json``, or a documented word-count
+fallback (4 tokens per 3 words). Seeded; output in the official JSON formats.
+"""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from tqdm import tqdm
+
+from .tasks import BESTANSWER, TSORT, tsort_prompt
+
+TSORT_LIMITS = {  # tokens (GPT-4 tokenizer): before, each of the 4 parts, after; stride between
+    '2k': (200, 350, 200, 64), '4k': (300, 800, 300, 64), '8k': (400, 1750, 400, 64),
+    '16k': (500, 3700, 500, 64), '32k': (500, 7700, 500, 128), '64k': (500, 15700, 500, 128),
+    '128k': (500, 31700, 500, 128)}
+
+
+@dataclass
+class TokenCounter:
+    """Counts tokens and cuts text to a number of tokens."""
+
+    name: str
+    count: Callable[[str], int]
+    head: Callable[[str, int], str]  # the first n tokens of a text, as text
+
+
+def token_counter(spec: str = 'auto') -> TokenCounter:
+    """'cl100k_base' (tiktoken, file cached locally), a path to a Hugging Face tokenizer.json (or
+    a folder holding one), 'words' (4 tokens per 3 words), or 'auto': cl100k_base if it loads
+    offline, else words."""
+    if spec in ('auto', 'cl100k_base'):
+        try:
+            import tiktoken
+            encoding = tiktoken.get_encoding('cl100k_base')
+            return TokenCounter('cl100k_base', lambda t: len(encoding.encode(t)),
+                                lambda t, n: encoding.decode(encoding.encode(t)[:n]))
+        except Exception as exc:  # no cached BPE file offline
+            if spec == 'cl100k_base':
+                raise RuntimeError(
+                    f'tiktoken cl100k_base is not available here ({exc}); copy its cached file '
+                    'and set TIKTOKEN_CACHE_DIR, or pass a tokenizer.json, or "words"') from exc
+    if spec not in ('auto', 'words'):
+        from tokenizers import Tokenizer
+        path = Path(spec)
+        tokenizer = Tokenizer.from_file(str(path / 'tokenizer.json' if path.is_dir() else path))
+        return TokenCounter(f'tokenizer:{path.name}',
+                            lambda t: len(tokenizer.encode(t, add_special_tokens=False).ids),
+                            lambda t, n: t[:tokenizer.encode(t, add_special_tokens=False)
+                                           .offsets[n - 1][1]] if n > 0 else '')
+    return TokenCounter('words (4 tokens per 3 words)',
+                        lambda t: (len(t.split()) * 4 + 2) // 3,
+                        lambda t, n: ' '.join(t.split()[:n * 3 // 4]))
+
+
+def _take(paragraphs: list[str], start: int, limit: int, counter: TokenCounter) -> tuple[str, int]:
+    """Whole paragraphs from ``start`` up to ``limit`` tokens (the first one cut if it alone is
+    longer); returns the text and the next paragraph index."""
+    taken, used, index = [], 0, start
+    while index < len(paragraphs):
+        size = counter.count(paragraphs[index])
+        if used + size > limit:
+            if not taken:
+                taken.append(counter.head(paragraphs[index], limit))
+                index += 1
+            break
+        taken.append(paragraphs[index])
+        used += size
+        index += 1
+    return '\n'.join(taken), index
+
+
+def tsort_records(paragraphs: list[str], setting: str, count: int, counter: TokenCounter,
+                  seed: int = 0, book_id: int = 0) -> list[dict]:
+    """Up to ``count`` TSort cases from one book's paragraphs: before, four consecutive parts
+    (shuffled) and after, within the setting's token limits; cases start ``stride`` paragraphs
+    apart."""
+    before_limit, part_limit, after_limit, stride = TSORT_LIMITS[setting]
+    rng = random.Random(f'{seed}:tsort:{setting}:{book_id}')
+    records, start = [], 0
+    while len(records) < count:
+        before, index = _take(paragraphs, start, before_limit, counter)
+        parts, offsets = [], []
+        for _ in range(4):
+            offsets.append(index)
+            part, index = _take(paragraphs, index, part_limit, counter)
+            parts.append(part)
+        after, end = _take(paragraphs, index, after_limit, counter)
+        if end >= len(paragraphs) or not all(parts) or not after:
+            break
+        shown = list(range(4))
+        rng.shuffle(shown)
+        records.append(dict(book_id=book_id, para_offset=offsets,
+                            answer=[shown.index(i) + 1 for i in range(4)],
+                            prompt=tsort_prompt(before, [parts[i] for i in shown], after)))
+        start += stride
+    return records
+
+
+def build_tsort(books: Iterable[str | Path], setting: str, out_dir: str | Path, count: int,
+                tokenizer: str = 'auto', seed: int = 0) -> Path:
+    """``textsort_{setting}.json`` from the books, in order, until ``count`` cases."""
+    from ..text import read_book
+    counter = token_counter(tokenizer)
+    records: list[dict] = []
+    for book_id, book in enumerate(tqdm(list(books), desc=f'textsort_{setting}', leave=False)):
+        paragraphs = [p.strip() for p in read_book(book).split('\n\n') if p.strip()]
+        records += tsort_records(paragraphs, setting, count - len(records), counter, seed,
+                                 book_id)
+        if len(records) >= count:
+            break
+    path = Path(out_dir) / TSORT.file_name(setting)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding='utf-8')
+    return path
+
+
+def _shared_tags(a: list[str], b: list[str]) -> float:
+    return len(set(a) & set(b)) / max(1, len(set(a)))
+
+
+def bestanswer_records(questions: list[dict], budget: int, counter: TokenCounter,
+                       seed: int = 0, min_tag_share: Optional[float] = None) -> list[dict]:
+    """Every question again, its candidates grown to ``budget`` tokens: its own answers (the
+    accepted one always kept), then answers to questions sharing at least 40% of its tags (at
+    least one tag beyond 16k), shuffled with the accepted answer's new designation."""
+    sizes = [[counter.count(a) for a in q['all_answers']] for q in questions]  # counted once
+    records = []
+    for index, question in enumerate(tqdm(questions, desc=f'stackselect {budget} tokens',
+                                          leave=False)):
+        rng = random.Random(f'{seed}:bestanswer:{budget}:{question["question_id"]}')
+        accepted_index = int(question['answer'][1:]) - 1
+        accepted = question['all_answers'][accepted_index]
+        share = min_tag_share if min_tag_share is not None else (0.4 if budget <= 16_000 else 1e-9)
+        candidates = [accepted] + [a for i, a in enumerate(question['all_answers'])
+                                   if i != accepted_index]
+        used = counter.count(question['question']) + sum(sizes[index])
+        others = [j for j in rng.sample(range(len(questions)), len(questions))
+                  if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share]
+        for j in others:
+            for answer, size in zip(questions[j]['all_answers'], sizes[j]):
+                if used + size <= budget:
+                    candidates.append(answer)
+                    used += size
+        kept = candidates[1:]
+        rng.shuffle(kept)
+        position = rng.randrange(len(kept) + 1)
+        kept.insert(position, accepted)
+        records.append(dict(question_id=question['question_id'], question=question['question'],
+                            all_answers=kept, answer=f'A{position + 1}',
+                            tags=question['tags']))
+    return records
+
+
+def build_bestanswer(source: str | Path, setting: str, out_dir: str | Path,
+                     tokenizer: str = 'auto', seed: int = 0) -> Path:
+    """``stackselect_{setting}.json`` from an official-format file of questions (any setting):
+    the same questions, candidates grown to the setting's token budget."""
+    questions = json.loads(Path(source).read_text(encoding='utf-8'))
+    budget = int(setting[:-1]) * 1000
+    records = bestanswer_records(questions, budget, token_counter(tokenizer), seed)
+    path = Path(out_dir) / BESTANSWER.file_name(setting)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding='utf-8')
+    return path

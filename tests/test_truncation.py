@@ -97,11 +97,7 @@ def test_window_too_small_for_answer_and_template_is_a_clear_error(tokenizer):
 def test_256k_prompts_fit_a_32k_window_exactly(shared):
     """The issue's case at full size: head and tail kept to the id, the budget filled."""
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
-
-    def read_book(path):
-        text = path.read_text(encoding='utf-8')
-        start = text.find('*** START OF')
-        return text[text.find('\n', start) + 1:] if start != -1 else text
+    from opencompass_lveval.text import read_book
 
     english = ' '.join(read_book(shared / 'corpora' / 'en' / 'war_and_peace.txt').split()[:256_000])
     chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:256_000]

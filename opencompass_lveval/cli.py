@@ -42,7 +42,8 @@ def _score(args: argparse.Namespace) -> int:
     out_dir = f'{str(args.pred_dir).rstrip("/")}/eval_result'
     table = score.write_official_results(scored, out_dir)
     print(table.to_string(index=False))
-    unusable = {s.subset: n for s in scored if (n := sum(j.keywords_unusable for j in s.judgements))}
+    unusable = {s.subset: n for s in scored
+                if (n := sum(j.keywords_unusable for j in s.judgements))}
     if unusable:
         print('keyword strings that normalise to nothing (gate skipped; the official code crashes '
               f'on these): {json.dumps(unusable)}')

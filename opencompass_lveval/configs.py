@@ -26,7 +26,8 @@ TSORT_ORDERS = [str(list(order)) for order in itertools.permutations(range(1, 5)
 
 def lveval_entries(path: Optional[str] = None, levels: Iterable[str] = LEVELS,
                    datasets: Optional[Iterable[str]] = None) -> list[dict]:
-    """One dict per (dataset, level): abbr, subset name, data folder, prompt, max_out_len, metric."""
+    """One dict per (dataset, level): abbr, subset name, data folder, prompt, max_out_len,
+    metric."""
     tasks = TASKS if datasets is None else [TASKS_BY_NAME[name] for name in datasets]
     path = path or default_data_dir()
     return [dict(abbr=task.abbr(level), name=task.subset(level), path=path, prompt=task.prompt,
@@ -55,7 +56,8 @@ def lveval_summary_groups(levels: Iterable[str] = LEVELS) -> list[dict]:
 def lveval_summary_abbrs(levels: Iterable[str] = LEVELS) -> list[str]:
     """Rows of the summary table: overall, per level, task types, datasets, then every subset."""
     levels = list(levels)
-    return (['LVEval_qa'] + [f'LVEval_{level}' for level in levels] + [f'LVEval_{group}' for group in GROUPS] +
+    return (['LVEval_qa'] + [f'LVEval_{level}' for level in levels] +
+            [f'LVEval_{group}' for group in GROUPS] +
             [f'LVEval_{task.name}' for task in TASKS] +
             [task.abbr(level) for task in TASKS for level in levels])
 

@@ -39,7 +39,8 @@ def check_config(config_path: str) -> list[DatasetCheck]:
         infer_cfg = dataset_cfg['infer_cfg']
         template = ICL_PROMPT_TEMPLATES.build(infer_cfg['prompt_template'])
         rendered = template.generate_item(first, output_field=dataset.reader.output_column)
-        prompt = ''.join(item.get('prompt', '') if isinstance(item, dict) else item for item in rendered)
+        prompt = ''.join(item.get('prompt', '') if isinstance(item, dict) else item
+                         for item in rendered)
         max_out_len = infer_cfg['inferencer'].get('max_out_len')
         expected = official.get(dataset_cfg['abbr'])
         matches = None if expected is None else (

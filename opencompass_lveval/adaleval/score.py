@@ -37,7 +37,8 @@ def read_responses(path: Path, task: str) -> tuple[list[dict], list, list, list]
 
 
 def score_file(path: str | Path, task: str, mode: str) -> tuple[Path, dict]:
-    """Write ``FILE.scored.jsonl`` (each line plus ``extracted`` and ``hit``); return the summary."""
+    """Write ``FILE.scored.jsonl`` (each line plus ``extracted`` and ``hit``); return the
+    summary."""
     path = Path(path)
     records, predictions, answers, num_choices = read_responses(path, task)
     extractions = judge(task, predictions, answers, num_choices or None, mode)

@@ -135,3 +135,13 @@ def test_check_folder_passes_a_complete_release(tmp_path, capsys, monkeypatch):
     write_synthetic_data(tmp_path, count=1)
     assert main(['data', 'check', str(tmp_path)]) == 0
     assert '55 of 55 subsets ok, 0 missing, 0 with problems' in capsys.readouterr().out
+
+
+def test_hub_download_offline_is_a_clear_error(tmp_path, monkeypatch):
+    import huggingface_hub.constants
+    from opencompass_lveval.lveval.data import download_from_hub
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')  # read at import: set the constant as well
+    monkeypatch.setattr(huggingface_hub.constants, 'HF_HUB_OFFLINE', True)
+    with pytest.raises(LVEvalDataError, match='Could not download cmrc_mixup.zip.*Download the '
+                                              'official zips once'):
+        download_from_hub('cmrc_mixup', cache_dir=str(tmp_path))

@@ -72,6 +72,7 @@ def test_missing_folder_and_missing_subset_say_how_to_get_data(tmp_path):
     ('[1, 2]\n', 'line 3: expected a JSON object'),
     (json.dumps(record(answers=...)) + '\n', 'line 3: field "answers" must be a non-empty list'),
     (json.dumps(record(answers='a')) + '\n', 'line 3: field "answers" must be a non-empty list'),
+    (json.dumps(record(answers=[])) + '\n', 'line 3: field "answers" must be a non-empty list'),
     (json.dumps(record(context=...)) + '\n', r'line 3: field "context" must be a string, found '
                                              r'nothing \(field missing\)'),
     (json.dumps(record(input=5)) + '\n', 'line 3: field "input" must be a string, found 5'),

@@ -1,6 +1,6 @@
 """Find and read official LV-Eval files: plain ``{dataset}_{level}.jsonl`` or the per-dataset zips.
 
-A file is parsed once, by Arrow's multithreaded JSON reader, straight into the columns the
+A file is parsed once, by Arrow's JSON reader, straight into the columns the
 benchmark needs (the long contexts never become Python objects). Only when that fast path fails
 is the file read again line by line, to name the exact line and field and say how to fix it.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Iterator, Optional
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.json as pa_json
 
 from .tasks import LEVELS, TASKS, split_subset
@@ -160,8 +161,9 @@ def read_subset(source: SubsetSource) -> pa.Table:
         _raise_first_problem(source, fallback=str(exc))
     if table.num_rows == 0:
         raise LVEvalDataError(f'{source} holds no records; download it again. {GET_DATA_HINT}')
-    if any(table[name].null_count for name in ('input', 'context', 'answers')):
-        _raise_first_problem(source, fallback='a required field is missing or null')
+    if any(table[name].null_count for name in ('input', 'context', 'answers')) or \
+            pa.compute.min(pa.compute.list_value_length(table['answers'])).as_py() == 0:
+        _raise_first_problem(source, fallback='a required field is missing, null or empty')
     keywords = table['answer_keywords'].fill_null('')
     return table.set_column(table.schema.get_field_index('answer_keywords'), 'answer_keywords',
                             keywords)

@@ -1,4 +1,5 @@
-"""The ``lveval`` command: check data folders and score official-format prediction files."""
+"""The ``lveval`` command: check, synthesise and build data, score predictions, dry-run configs
+and report per-length results, for LV-Eval and Ada-LEval."""
 from __future__ import annotations
 
 import argparse

@@ -7,6 +7,7 @@ output loads through ``LVEvalDataset`` and the OpenCompass configs.
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
 from dataclasses import dataclass, field
@@ -232,14 +233,19 @@ NEEDLES = {
 FACTRECALL_CONTEXTS = 200
 
 
-def haystack(corpora: str | Path, language: str, size: int, rng: random.Random) -> str:
-    """``size`` words/characters of books, starting at a random paragraph and wrapping around."""
-    folder = Path(corpora) / language
-    books = sorted(folder.glob('*.txt'))
+@functools.lru_cache(maxsize=2)
+def _book_paragraphs(folder: str) -> tuple[str, ...]:
+    """The paragraphs of every book in ``folder``, read once per process."""
+    books = sorted(Path(folder).glob('*.txt'))
     if not books:
         raise FileNotFoundError(f'no *.txt books in {folder}; point --corpora at a folder with '
-                                f'{language}/ books')
-    paragraphs = [p.strip() for book in books for p in read_book(book).split('\n\n') if p.strip()]
+                                'en/ and zh/ books')
+    return tuple(p.strip() for book in books for p in read_book(book).split('\n\n') if p.strip())
+
+
+def haystack(corpora: str | Path, language: str, size: int, rng: random.Random) -> str:
+    """``size`` words/characters of books, starting at a random paragraph and wrapping around."""
+    paragraphs = _book_paragraphs(str(Path(corpora) / language))
     start = rng.randrange(len(paragraphs))
     pieces, total = [], 0
     while total < size:

@@ -7,11 +7,11 @@ Chinese), so the demo runs in seconds on a CPU while keeping the shape of the be
 """
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Iterable
 
+from .build import write_jsonl
 from .tasks import LEVELS, TASKS, Task
 
 _EN_FIRST = ('Ada', 'Bram', 'Clara', 'Dmitri', 'Elena', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas',
@@ -105,14 +105,7 @@ def synthetic_records(task: Task, level: str, count: int, scale: int, seed: int)
 def write_synthetic_data(out_dir: str | Path, count: int = 4, scale: int = 100, seed: int = 0,
                          levels: Iterable[str] = LEVELS) -> list[Path]:
     """Write ``{dataset}_{level}.jsonl`` for every dataset and level; return the paths."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for task in TASKS:
-        for level in levels:
-            path = out_dir / f'{task.subset(level)}.jsonl'
-            with open(path, 'w', encoding='utf-8') as stream:
-                for record in synthetic_records(task, level, count, scale, seed):
-                    stream.write(json.dumps(record, ensure_ascii=False) + '\n')
-            paths.append(path)
-    return paths
+    return [write_jsonl(Path(out_dir) / f'{task.subset(level)}.jsonl',
+                        synthetic_records(task, level, count, scale, seed), count,
+                        task.subset(level))
+            for task in TASKS for level in levels]

@@ -10,6 +10,11 @@ _SENTENCE_END = {
 }
 
 
+def book_paragraphs(path: str | Path) -> list[str]:
+    """The non-empty paragraphs (blank-line separated) of a book, stripped."""
+    return [p.strip() for p in read_book(path).split('\n\n') if p.strip()]
+
+
 def read_book(path: str | Path) -> str:
     """A Project Gutenberg text without its header and licence footer."""
     text = Path(path).read_text(encoding='utf-8')
@@ -28,13 +33,20 @@ def length(text: str, language: str) -> int:
 
 
 def cut(text: str, size: int, language: str) -> str:
-    """The first ``size`` words (English) or characters (Chinese) of ``text``; nothing for a size
-    of zero or less."""
+    """The first ``size`` words (English) or characters (Chinese) of ``text``, counted as
+    ``length`` counts them (Chinese whitespace is kept but not counted); nothing for a size of
+    zero or less."""
     if size <= 0:
         return ''
     if language == 'en':
         return ' '.join(text.split()[:size])
-    return text[:size]
+    seen = 0
+    for offset, char in enumerate(text):
+        if not char.isspace():
+            seen += 1
+            if seen == size:
+                return text[:offset + 1]
+    return text
 
 
 def sentence_boundaries(text: str, language: str) -> list[int]:

@@ -42,6 +42,10 @@ def test_constants_match_the_reference_byte_for_byte(reference):
     assert official_sample_count('32k') == best['samples_normal_mode']['32k_and_above']
     assert (official_sample_count('16k', cheap=True), official_sample_count('64k', True)) == \
         (200, 50)
+    from opencompass_lveval.adaleval.build import TSORT_LIMITS
+    limits = tsort['build_limits_tokens_gpt4_tokenizer']
+    assert TSORT_LIMITS == {setting: (v['before'], v['segments'], v['after'], v['stride'])
+                            for setting, v in limits.items()}
 
 
 def test_bestanswer_prompt_follows_the_question_block():

@@ -11,7 +11,7 @@ from opencompass_lveval.cli import main
 from opencompass_lveval.lveval.build import (NEEDLES, QAItem, build_factrecall, build_mixup,
                                              build_replica, needle_offsets)
 from opencompass_lveval.lveval.data import check_folder, locate, read_subset
-from opencompass_lveval.text import read_book, replacer
+from opencompass_lveval.text import book_paragraphs, replacer
 
 SENTENCE = 'The {} river runs past the {} mill and the old stone bridge near town.'
 
@@ -154,7 +154,7 @@ def test_replica_has_the_release_shape_and_loads(tmp_path, shared, monkeypatch):
 def test_tsort_cases_follow_the_limits_and_restore_the_order(tmp_path, shared):
     counter = token_counter('words')
     book = shared / 'corpora' / 'en' / 'dracula.txt'
-    paragraphs = [p.strip() for p in read_book(book).split('\n\n') if p.strip()]
+    paragraphs = book_paragraphs(book)
     records = tsort_records(paragraphs, '4k', 5, counter, seed=1)
     part = TSORT_LIMITS['4k'][1]
     assert len(records) == 5

@@ -106,11 +106,11 @@ def tsort_records(paragraphs: list[str], setting: str, count: int, counter: Toke
 def build_tsort(books: Iterable[str | Path], setting: str, out_dir: str | Path, count: int,
                 tokenizer: str = 'auto', seed: int = 0) -> Path:
     """``textsort_{setting}.json`` from the books, in order, until ``count`` cases."""
-    from ..text import read_book
+    from ..text import book_paragraphs
     counter = token_counter(tokenizer)
     records: list[dict] = []
     for book_id, book in enumerate(tqdm(list(books), desc=f'textsort_{setting}', leave=False)):
-        paragraphs = [p.strip() for p in read_book(book).split('\n\n') if p.strip()]
+        paragraphs = book_paragraphs(book)
         records += tsort_records(paragraphs, setting, count - len(records), counter, seed,
                                  book_id)
         if len(records) >= count:

@@ -7,6 +7,7 @@ output loads through ``LVEvalDataset`` and the OpenCompass configs.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import random
@@ -16,11 +17,9 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from tqdm import tqdm
 
-from ..text import cut, insert_sentence, length, read_book, replacer, sentence_boundaries
+from ..text import (book_paragraphs, cut, insert_sentence, length, read_book, replacer,
+                    sentence_boundaries)
 from .tasks import LEVELS, TASKS_BY_NAME
-
-TOLERANCE = 0.02  # built contexts are within 2% of the level's length
-
 
 def level_length(level: str, scale: int = 1) -> int:
     """Words (English) or characters (Chinese) of a level: '16k' -> 16000, divided by ``scale``."""
@@ -240,7 +239,7 @@ def _book_paragraphs(folder: str) -> tuple[str, ...]:
     if not books:
         raise FileNotFoundError(f'no *.txt books in {folder}; point --corpora at a folder with '
                                 'en/ and zh/ books')
-    return tuple(p.strip() for book in books for p in read_book(book).split('\n\n') if p.strip())
+    return tuple(p for book in books for p in book_paragraphs(book))
 
 
 def haystack(corpora: str | Path, language: str, size: int, rng: random.Random) -> str:
@@ -252,26 +251,13 @@ def haystack(corpora: str | Path, language: str, size: int, rng: random.Random) 
         paragraph = paragraphs[(start + len(pieces)) % len(paragraphs)]
         pieces.append(paragraph)
         total += length(paragraph, language)
-    return cut('\n'.join(pieces), size, language) if language == 'en' else \
-        '\n'.join(pieces)[:_char_offset('\n'.join(pieces), size)]
-
-
-def _char_offset(text: str, size: int) -> int:
-    """The offset after ``size`` non-whitespace characters."""
-    seen = 0
-    for offset, char in enumerate(text):
-        if not char.isspace():
-            seen += 1
-            if seen == size:
-                return offset + 1
-    return len(text)
+    return cut('\n'.join(pieces), size, language)
 
 
 def needle_offsets(text: str, language: str, count: int) -> list[int]:
     """``count`` strictly increasing insertion points at evenly spaced depths (0% to 100%):
     the nearest sentence boundary, or, where sentences are longer than the spacing, the nearest
     word boundary (any character boundary in Chinese)."""
-    import bisect
     sentences = sentence_boundaries(text, language)
     spacing = len(text) / max(1, count - 1)
     offsets: list[int] = []

@@ -24,15 +24,24 @@ class PromptFitting:
         overrides the model's own framing (perplexity scoring reads plain text)."""
         if not self.max_seq_len:
             raise TruncationError(f'{type(self).__name__} needs max_seq_len (the model window)')
+        text, frame = self._text_and_frame(prompt, chat, require_user=True)
+        return fit_prompt(self.tokenizer, text, frame, self.max_seq_len, max_out_len)
+
+    def get_token_len(self, prompt: Any) -> int:
+        """Tokens of the prompt as the model would see it before truncation."""
+        text, frame = self._text_and_frame(prompt)
+        return len(frame) + len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _text_and_frame(self, prompt: Any, chat: Optional[bool] = None,
+                        require_user: bool = False) -> tuple[str, PromptFrame]:
+        """The text to truncate (the last message, or the whole prompt for base framing) and the
+        frame around it; truncation needs that last message to be the user's."""
         if not (self.chat if chat is None else chat):
-            text = _convert_base_messages([prompt])[0]
-            return fit_prompt(self.tokenizer, text, self._frame(None), self.max_seq_len,
-                              max_out_len)
+            return _convert_base_messages([prompt])[0], self._frame(None)
         messages = _convert_chat_messages([prompt])[0]
-        if not messages or messages[-1]['role'] != 'user':
+        if require_user and (not messages or messages[-1]['role'] != 'user'):
             raise TruncationError('the last message of a chat prompt must be the user\'s')
-        return fit_prompt(self.tokenizer, messages[-1]['content'], self._frame(messages[:-1]),
-                          self.max_seq_len, max_out_len)
+        return messages[-1]['content'], self._frame(messages[:-1])
 
     def _frame(self, history: Optional[list[dict]]) -> PromptFrame:
         """The frame for this history, computed once per distinct history."""
@@ -42,12 +51,3 @@ class PromptFitting:
             cache[key] = (PromptFrame.for_base(self.tokenizer) if history is None else
                           PromptFrame.for_chat(self.tokenizer, history, self.chat_template_kwargs))
         return cache[key]
-
-    def get_token_len(self, prompt: Any) -> int:
-        """Tokens of the prompt as the model would see it before truncation."""
-        if not self.chat:
-            return len(self._frame(None)) + len(self.tokenizer.encode(
-                _convert_base_messages([prompt])[0], add_special_tokens=False))
-        messages = _convert_chat_messages([prompt])[0]
-        return len(self._frame(messages[:-1])) + len(
-            self.tokenizer.encode(messages[-1]['content'], add_special_tokens=False))

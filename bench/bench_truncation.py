@@ -17,13 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'tests'))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
+from opencompass_lveval.testing import train_tokenizer  # noqa: E402
 from opencompass_lveval.truncation import PromptFrame, fit_prompt  # noqa: E402
 from corpora import DEFAULT, read_book  # noqa: E402
-from tiny_models import train_tokenizer  # noqa: E402
 
 WINDOW, MAX_OUT = 32 * 1024, 64
 

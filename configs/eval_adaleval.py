@@ -1,6 +1,6 @@
 # Ada-LEval, both tasks at every setting: `opencompass configs/eval_adaleval.py`
-# (data in $ADALEVAL_DATA_DIR or ./data/AdaLEval). Edit `models`; add
-# `adaleval_position_bias_datasets` or the TSort perplexity datasets for the paper's ablations.
+# (data in $ADALEVAL_DATA_DIR or ./data/AdaLEval). Edit `models`; for the paper's ablations add
+# datasets/adaleval/adaleval_position_bias.py or adaleval_tsort_ppl.py.
 from mmengine.config import read_base
 
 with read_base():

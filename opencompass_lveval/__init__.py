@@ -1,22 +1,39 @@
 """LV-Eval and Ada-LEval for OpenCompass.
 
-Importing the package registers its dataset, evaluator and model classes in OpenCompass's
-registries, so configs may name them by string as well as import them.
+Importing the package is instant: it loads no OpenCompass, torch or Arrow, so the ``lveval``
+command starts at once. Each dataset, evaluator, prompt template and model class registers itself
+in OpenCompass's registries where it is defined, when its module is imported; config files import
+the classes directly, and ``import opencompass_lveval.register`` (or
+``custom_imports=dict(imports=['opencompass_lveval.register'])``) registers them all so configs
+may name them by string. The classes are also reachable here, loaded on first use.
 """
-from opencompass.registry import ICL_EVALUATORS, LOAD_DATASET, MODELS
+from __future__ import annotations
 
-from .adaleval.dataset import AdaLEvalDataset
-from .adaleval.evaluator import AdaLEvalEvaluator
-from .lveval.dataset import LVEvalDataset
-from .lveval.evaluator import LVEvalEvaluator
-from .models import ExtractiveBaseline, LongContextHF, LongContextVLLM, RandomGuessBaseline
+import importlib
 
-for _dataset in (LVEvalDataset, AdaLEvalDataset):
-    LOAD_DATASET.register_module(module=_dataset)
-for _evaluator in (LVEvalEvaluator, AdaLEvalEvaluator):
-    ICL_EVALUATORS.register_module(module=_evaluator)
-for _model in (ExtractiveBaseline, LongContextHF, LongContextVLLM, RandomGuessBaseline):
-    MODELS.register_module(module=_model)
+__version__ = '0.2.0'
 
-__all__ = ['AdaLEvalDataset', 'AdaLEvalEvaluator', 'ExtractiveBaseline', 'LVEvalDataset',
-           'LVEvalEvaluator', 'LongContextHF', 'LongContextVLLM', 'RandomGuessBaseline']
+# Class -> module, imported when the class is first asked for (PEP 562).
+_CLASSES = {
+    'LVEvalDataset': 'lveval.dataset',
+    'LVEvalEvaluator': 'lveval.evaluator',
+    'AdaLEvalDataset': 'adaleval.dataset',
+    'AdaLEvalEvaluator': 'adaleval.evaluator',
+    'LongContextPromptTemplate': 'prompt_template',
+    'LongContextHF': 'models.hf',
+    'LongContextVLLM': 'models.vllm',
+    'ExtractiveBaseline': 'models.baselines',
+    'RandomGuessBaseline': 'models.baselines',
+    'LongContextSummarizer': 'report.summarizer',
+}
+__all__ = sorted(_CLASSES) + ['__version__']
+
+
+def __getattr__(name: str):
+    if name in _CLASSES:
+        return getattr(importlib.import_module(f'.{_CLASSES[name]}', __name__), name)
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+def __dir__() -> list[str]:
+    return __all__

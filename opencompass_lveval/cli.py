@@ -1,58 +1,63 @@
 """The ``lveval`` command: check, synthesise and build data, score predictions, dry-run configs
-and report per-length results, for LV-Eval and Ada-LEval."""
+and report per-length results, for LV-Eval and Ada-LEval.
+
+This module only parses arguments and calls library functions; each command imports what it
+needs when it runs, so ``lveval --help`` and the commands that need no model (score, report,
+data, build) start without OpenCompass or torch.
+"""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import time
+from pathlib import Path
 
-from .lveval import data, score
-from .lveval.data import LVEvalDataError
+from . import __version__
+
+LVEVAL_LEVELS = '16k,32k,64k,128k,256k'
+
+
+def _sizes(text: str) -> list[str]:
+    from .sizes import parse_sizes
+    try:
+        return parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _configs_dir(args: argparse.Namespace) -> int:
+    import opencompass_lveval
+    print(Path(opencompass_lveval.__file__).resolve().parent.joinpath('configs').resolve())
+    return 0
 
 
 def _data_check(args: argparse.Namespace) -> int:
-    reports = list(data.check_folder(args.folder))
-    width = max(len(r.subset) for r in reports)
-    print(f'{"subset":<{width}}  records/expected  status')
-    for report in reports:
-        status = 'ok' if report.ok else report.problem
-        print(f'{report.subset:<{width}}  {report.records:>7}/{report.expected:<8}  {status}')
-    bad = [r for r in reports if not r.ok]
-    missing = sum(r.source is None for r in reports)
-    print(f'{len(reports) - len(bad)} of {len(reports)} subsets ok, {missing} missing, '
-          f'{len(bad) - missing} with problems')
-    if missing:
-        print(data.GET_DATA_HINT)
-    return 1 if bad else 0
+    from .datacheck import check_data_folder
+    lines, ok = check_data_folder(args.folder, args.benchmark)
+    print('\n'.join(lines))
+    return 0 if ok else 1
 
 
 def _data_synth(args: argparse.Namespace) -> int:
-    from .adaleval.synthetic import write_synthetic_adaleval
+    from .adaleval.build import write_synthetic
     from .lveval.synthetic import write_synthetic_data
     paths = write_synthetic_data(args.out_dir, count=args.count, scale=args.scale, seed=args.seed)
     print(f'wrote {len(paths)} LV-Eval subsets ({args.count} records each, lengths / '
           f'{args.scale}) to {args.out_dir}')
-    ada = write_synthetic_adaleval(f'{args.out_dir}/adaleval', seed=args.seed)
-    print(f'wrote {len(ada)} Ada-LEval files (BestAnswer 1k, 2k; TSort 2k, 4k; 10 records each) '
+    ada = write_synthetic(Path(args.out_dir) / 'adaleval', seed=args.seed)
+    print(f'wrote {len(ada)} Ada-LEval files ({", ".join(p.name for p in ada)}; 10 records each) '
           f'to {args.out_dir}/adaleval')
     return 0
 
 
 def _score(args: argparse.Namespace) -> int:
-    scored = score.score_folder(args.pred_dir)
-    out_dir = f'{str(args.pred_dir).rstrip("/")}/eval_result'
-    table = score.write_official_results(scored, out_dir)
-    print(table.to_string(index=False))
-    unusable = {s.subset: n for s in scored
-                if (n := sum(j.keywords_unusable for j in s.judgements))}
-    if unusable:
-        print('keyword strings that normalise to nothing (gate skipped; the official code crashes '
-              f'on these): {json.dumps(unusable)}')
-    print(f'wrote {out_dir}/result.json and result.csv')
+    from .lveval.score import score_and_write
+    print('\n'.join(score_and_write(args.pred_dir)))
     return 0
 
 
 def _score_adaleval(args: argparse.Namespace) -> int:
+    import json
     from .adaleval.score import score_file
     out, summary = score_file(args.file, args.task, args.extraction)
     print(json.dumps(summary))
@@ -61,29 +66,15 @@ def _score_adaleval(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .summarize import ReportError, write_report
-    try:
-        written = write_report(args.work_dir, args.out)
-    except ReportError as exc:
-        print(f'error: {exc}', file=sys.stderr)
-        return 2
-    print(written[-1 - sum(p.suffix == '.csv' for p in written)].read_text(encoding='utf-8'))
+    from .report import write_report
+    written = write_report(args.work_dir, args.out)
+    print(next(p for p in written if p.suffix == '.md').read_text(encoding='utf-8'))
     for path in written:
         print(f'wrote {path}')
     return 0
 
 
-def _levels(text: str) -> list[str]:
-    from .lveval.tasks import LEVELS
-    levels = [level.strip() for level in text.split(',') if level.strip()]
-    bad = [level for level in levels if not (level.endswith('k') and level[:-1].isdigit())]
-    if bad:
-        raise argparse.ArgumentTypeError(f'levels look like {",".join(LEVELS)}; not {bad}')
-    return levels
-
-
 def _build(args: argparse.Namespace) -> int:
-    import time
     start = time.perf_counter()
     if args.kind == 'factrecall':
         from .lveval.build import build_factrecall
@@ -114,8 +105,14 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dry_run(args: argparse.Namespace) -> int:
+    from .dry_run import check_config, describe
+    lines, ok = describe(check_config(args.config))
+    print('\n'.join(lines))
+    return 0 if ok else 1
+
+
 def _add_build_parsers(commands) -> None:
-    from .lveval.tasks import LEVELS
     build = commands.add_parser('build', help='build benchmark data (seeded, official formats)')
     kinds = build.add_subparsers(dest='kind', required=True)
 
@@ -123,8 +120,9 @@ def _add_build_parsers(commands) -> None:
         parser.add_argument('--out', required=True, help='output folder')
         parser.add_argument('--seed', type=int, default=0)
         if levels:
-            parser.add_argument('--levels', type=_levels, default=list(LEVELS),
-                                help='comma-separated, e.g. 16k,32k,512k (default: the five)')
+            parser.add_argument('--levels', type=_sizes, default=LVEVAL_LEVELS.split(','),
+                                help=f'comma-separated sizes, e.g. 16k,32k,512k,1000k (default: '
+                                     f'{LVEVAL_LEVELS})')
             parser.add_argument('--scale', type=int, default=1,
                                 help='divide every length by this (small test data)')
 
@@ -153,7 +151,9 @@ def _add_build_parsers(commands) -> None:
     common(replica)
     tsort = kinds.add_parser('tsort', help='Ada-LEval TSort cases from any books')
     tsort.add_argument('--books', nargs='+', required=True)
-    tsort.add_argument('--setting', required=True, help='2k, 4k, 8k, 16k, 32k, 64k or 128k')
+    tsort.add_argument('--setting', required=True,
+                       help='a token budget: 2k, 4k, 8k, 16k, 32k, 64k, 128k or any size from '
+                            '16k (256k, 1m)')
     tsort.add_argument('--count', type=int, default=1000)
     tsort.add_argument('--tokenizer', default='auto',
                        help='auto, cl100k_base, words, or a tokenizer.json / its folder')
@@ -167,29 +167,21 @@ def _add_build_parsers(commands) -> None:
     build.set_defaults(handler=_build)
 
 
-def _dry_run(args: argparse.Namespace) -> int:
-    from .dry_run import check_config
-    checks = check_config(args.config)
-    width = max(len(c.abbr) for c in checks)
-    print(f'{"dataset":<{width}}  records  max_out_len  prompt_chars  official_prompt')
-    for c in checks:
-        verdict = '-' if c.official_prompt is None else ('yes' if c.official_prompt else 'NO')
-        print(f'{c.abbr:<{width}}  {c.records:>7}  {str(c.max_out_len):>11}  {c.prompt_chars:>12}'
-              f'  {verdict}')
-    wrong = [c.abbr for c in checks if c.official_prompt is False]
-    print(f'{len(checks)} datasets built; {len(wrong)} differ from the official prompt or '
-          f'max_out_len' + (f': {wrong}' if wrong else ''))
-    return 1 if wrong else 0
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='lveval', description=__doc__)
+    parser = argparse.ArgumentParser(prog='lveval', description=__doc__.split('\n\n')[0])
+    parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     commands = parser.add_subparsers(dest='command', required=True)
-    data_parser = commands.add_parser('data', help='inspect LV-Eval data folders')
+    commands.add_parser(
+        'configs-dir', help="print the folder of this package's OpenCompass configs (for "
+                            'opencompass --config-dir)').set_defaults(handler=_configs_dir)
+    data_parser = commands.add_parser('data', help='check or synthesise data folders')
     data_commands = data_parser.add_subparsers(dest='data_command', required=True)
     check = data_commands.add_parser(
-        'check', help='list the 55 subsets found under FOLDER with record counts and problems')
+        'check', help='read every LV-Eval subset or Ada-LEval file under FOLDER once: record '
+                      'counts against the official ones, schema and encoding problems')
     check.add_argument('folder')
+    check.add_argument('--benchmark', choices=['auto', 'lveval', 'adaleval'], default='auto',
+                       help='auto: Ada-LEval where its files are, LV-Eval otherwise (or both)')
     check.set_defaults(handler=_data_check)
     synth = data_commands.add_parser(
         'synth', help='write seeded synthetic data: all 55 LV-Eval subsets and a few Ada-LEval '
@@ -201,14 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
     synth.add_argument('--seed', type=int, default=0)
     synth.set_defaults(handler=_data_synth)
     scorer = commands.add_parser(
-        'score', help='score official-format prediction files; writes PRED_DIR/eval_result/')
+        'score', help='score official-format prediction files {dataset}_{level}.jsonl like the '
+                      'official evaluation.py; writes PRED_DIR/eval_result/')
     scorer.add_argument('pred_dir')
     scorer.set_defaults(handler=_score)
     ada = commands.add_parser(
         'score-adaleval', help='extract and judge Ada-LEval responses (JSON lines with '
                                '"prediction", "answer", and "num_choice" for BestAnswer); writes '
                                'FILE.scored.jsonl and prints the rates as one JSON line')
-    ada.add_argument('--task', choices=['bestanswer', 'tsort'], required=True)
+    from .adaleval.tasks import TASKS_BY_NAME
+    ada.add_argument('--task', choices=sorted(TASKS_BY_NAME), required=True)
     ada.add_argument('--extraction', choices=['strict', 'official'], default='strict')
     ada.add_argument('file')
     ada.set_defaults(handler=_score_adaleval)
@@ -231,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (LVEvalDataError, FileNotFoundError, ValueError) as exc:
+    except (ValueError, OSError) as exc:  # DataError, ReportError, a missing file...
         print(f'error: {exc}', file=sys.stderr)
         return 2
 

@@ -15,13 +15,7 @@ from opencompass.datasets.base import BaseDataset
 
 
 class ColumnarDataset(BaseDataset):
-    """Subclasses implement ``read_table(**kwargs) -> (pa.Table, fingerprint)``.
-
-    ``LAST_COLUMNS`` go last: OpenCompass fills prompts by replacing ``{column}`` for every column
-    in order, so text inside the last columns that looks like ``{idx}`` stays literal.
-    """
-
-    LAST_COLUMNS: tuple[str, ...] = ()
+    """Subclasses implement ``read_table(**kwargs) -> (pa.Table, fingerprint)``."""
 
     @staticmethod
     def read_table(**kwargs) -> tuple[pa.Table, str]:
@@ -33,9 +27,7 @@ class ColumnarDataset(BaseDataset):
         rows = table.num_rows
         table = table.append_column('subdivision', pa.array([abbr] * rows, pa.string()))
         table = table.append_column('idx', pa.array(range(rows), pa.int64()))
-        order = [name for name in table.column_names if name not in self.LAST_COLUMNS]
-        dataset = Dataset(InMemoryTable(table.select(order + list(self.LAST_COLUMNS))),
-                          fingerprint=f'{fingerprint}-{abbr}')
+        dataset = Dataset(InMemoryTable(table), fingerprint=f'{fingerprint}-{abbr}')
         self.dataset = concatenate_datasets([dataset] * n) if n > 1 else dataset
         self._init_reader(**(reader_cfg or {}))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .lveval.tasks import TASKS
+from .lveval.tasks import split_abbr
 
 
 @dataclass
@@ -21,17 +21,11 @@ class DatasetCheck:
     official_prompt: Optional[bool]  # None: not an LV-Eval dataset
 
 
-def _official_prompts() -> dict[str, tuple[str, int]]:
-    return {task.abbr(level): (task.prompt, task.max_out_len)
-            for task in TASKS for level in ('16k', '32k', '64k', '128k', '256k')}
-
-
 def check_config(config_path: str) -> list[DatasetCheck]:
     from mmengine.config import Config
     from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
 
-    official = _official_prompts()
     checks = []
     for dataset_cfg in Config.fromfile(config_path, format_python_code=False)['datasets']:
         dataset = build_dataset_from_cfg(dataset_cfg)
@@ -42,10 +36,24 @@ def check_config(config_path: str) -> list[DatasetCheck]:
         prompt = ''.join(item.get('prompt', '') if isinstance(item, dict) else item
                          for item in rendered)
         max_out_len = infer_cfg['inferencer'].get('max_out_len')
-        expected = official.get(dataset_cfg['abbr'])
-        matches = None if expected is None else (
-            prompt == expected[0].format(context=first['context'], input=first['input'])
-            and max_out_len == expected[1])
+        found = split_abbr(dataset_cfg['abbr'])
+        matches = None if found is None else (
+            prompt == found[0].prompt.format(context=first['context'], input=first['input'])
+            and max_out_len == found[0].max_out_len)
         checks.append(DatasetCheck(dataset_cfg['abbr'], len(dataset.test), max_out_len,
                                    len(prompt), matches))
     return checks
+
+
+def describe(checks: list[DatasetCheck]) -> tuple[list[str], bool]:
+    """The table ``lveval dry-run`` prints, and whether every LV-Eval prompt is the official one."""
+    width = max(len(c.abbr) for c in checks)
+    lines = [f'{"dataset":<{width}}  records  max_out_len  prompt_chars  official_prompt']
+    for c in checks:
+        verdict = '-' if c.official_prompt is None else ('yes' if c.official_prompt else 'NO')
+        lines.append(f'{c.abbr:<{width}}  {c.records:>7}  {str(c.max_out_len):>11}  '
+                     f'{c.prompt_chars:>12}  {verdict}')
+    wrong = [c.abbr for c in checks if c.official_prompt is False]
+    lines.append(f'{len(checks)} datasets built; {len(wrong)} differ from the official prompt or '
+                 f'max_out_len' + (f': {wrong}' if wrong else ''))
+    return lines, not wrong

@@ -9,16 +9,27 @@ from typing import Iterator
 def json_objects(path: Path, required: tuple[str, ...],
                  error: type[Exception]) -> Iterator[tuple[str, dict]]:
     """``(where, record)`` for every non-blank line, ``where`` being ``'FILE, line N'``; raises
-    ``error`` for a line that is not JSON, not an object, or lacks a ``required`` field."""
+    ``error`` for a line that is not UTF-8, not JSON, not an object, or lacks a ``required``
+    field."""
     fields = ' and '.join(f'"{name}"' for name in required)
-    with open(path, encoding='utf-8') as lines:
-        for line_number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
+    try:
+        stream = open(path, 'rb')
+    except OSError as exc:
+        raise error(f'{path} cannot be read ({exc.strerror})') from exc
+    with stream:
+        for line_number, raw in enumerate(stream, 1):
             where = f'{path}, line {line_number}'
             try:
+                line = raw.decode('utf-8')
+            except UnicodeDecodeError as exc:
+                raise error(f'{where}: not UTF-8 text ({exc.reason} at byte {exc.start} of the '
+                            'line); save the file as UTF-8 (e.g. `iconv -f GBK -t UTF-8`)'
+                            ) from exc
+            if not line.strip():
+                continue
+            try:
                 record = json.loads(line)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise error(f'{where}: not valid JSON ({exc}); rewrite the line as one JSON '
                             f'object with {fields}') from exc
             if not isinstance(record, dict) or any(name not in record for name in required):

@@ -4,15 +4,16 @@ import json
 import pytest
 
 from opencompass_lveval.adaleval.data import AdaLEvalDataError, load_task, locate, read_records
-from opencompass_lveval.adaleval.dataset import AdaLEvalDataset, move_accepted_answer
+from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
 from opencompass_lveval.adaleval.extraction import (bestanswer_official, bestanswer_strict,
                                                     extract_bestanswer, extract_tsort,
                                                     tsort_official, tsort_strict)
 from opencompass_lveval.adaleval.metrics import judge, summarise
-from opencompass_lveval.adaleval.tasks import (BESTANSWER, BESTANSWER_END_PROMPT,
-                                               BESTANSWER_META_PROMPT, TSORT, TSORT_INSTRUCTION,
-                                               bestanswer_prompt, official_sample_count,
-                                               tsort_prompt)
+from opencompass_lveval.adaleval.prompts import (BESTANSWER_END_PROMPT, BESTANSWER_META_PROMPT,
+                                                 TSORT_INSTRUCTION, bestanswer_prompt,
+                                                 tsort_prompt)
+from opencompass_lveval.adaleval.records import move_accepted_answer
+from opencompass_lveval.adaleval.tasks import BESTANSWER, TSORT, official_sample_count
 from opencompass_lveval.cli import main
 
 
@@ -35,7 +36,7 @@ def test_constants_match_the_reference_byte_for_byte(reference):
     assert list(TSORT.settings) == tsort['settings_in_paper']
     assert list(BESTANSWER.fields) == best['fields']
     assert BESTANSWER.in_context_example == best['in_context_example_answer']
-    assert json.loads(TSORT.in_context_example) == tsort['in_context_example_answer']
+    assert TSORT.in_context_example == tsort['in_context_example_answer']
     assert BESTANSWER.file_name('4k') == best['file'].format(setting='4k')
     assert TSORT.file_name('4k') == tsort['file'].format(setting='4k')
     assert official_sample_count('16k') == best['samples_normal_mode']['below_32k']
@@ -119,15 +120,15 @@ def test_tsort_official_crash_is_a_flagged_miss():
 
 def test_summary_rates_on_literal_responses():
     predictions = ['Answer: A4', 'A2', 'no idea', None]
-    extractions = judge('bestanswer', predictions, ['A4', 'A1', 'A1', 'A2'], [4, 2, 8, 3])
-    summary = summarise('bestanswer', predictions, extractions, [4, 2, 8, 3])
+    extractions = judge(BESTANSWER, predictions, ['A4', 'A1', 'A1', 'A2'], [4, 2, 8, 3])
+    summary = summarise(BESTANSWER, predictions, extractions, [4, 2, 8, 3])
     assert summary == {'accuracy': 25.0, 'instruction_following': 50.0, 'copy_instruction': 25.0,
                        'copy_instruction_chance': round(100 * (1 / 4 + 1 / 8) / 4, 2),
                        'random_guess': round(100 * (1 / 4 + 1 / 2 + 1 / 8 + 1 / 3) / 4, 2),
-                       'samples': 4, 'official_errors': 0}
+                       'samples': 4, 'official_errors': 0, 'non_string_predictions': 1}
     predictions = ['[4, 1, 3, 2]', '[1, 2, 3, 4]', '1234 or 4321', '7']
-    extractions = judge('tsort', predictions, [[4, 1, 3, 2]] * 4, mode='official')
-    summary = summarise('tsort', predictions, extractions)
+    extractions = judge(TSORT, predictions, [[4, 1, 3, 2]] * 4, [24] * 4, mode='official')
+    summary = summarise(TSORT, predictions, extractions, [24] * 4)
     assert summary['accuracy'] == 25.0 and summary['copy_instruction'] == 25.0
     assert summary['instruction_following'] == 50.0
     assert summary['random_guess'] == summary['copy_instruction_chance'] == 4.17
@@ -173,7 +174,7 @@ def test_tsort_records_from_prompt_or_parts(tmp_path):
                dict(book_id=2, para_offset=[4, 5, 6, 7], answer=[1, 2, 3, 4], before='b',
                     parts=['1', '2', '3', '4'], after='a')]
     write_json(tmp_path / 'nested' / 'textsort_2k.json', records)
-    dataset = AdaLEvalDataset.load(task='tsort', setting='2k', path=str(tmp_path))
+    dataset = AdaLEvalDataset.load(task='tsort', setting='2k', path=str(tmp_path), limit=2)
     assert dataset['answer'] == ['[2, 1, 4, 3]', '[1, 2, 3, 4]']
     assert dataset['prompt'] == ['P', tsort_prompt('b', ['1', '2', '3', '4'], 'a')]
 
@@ -181,7 +182,16 @@ def test_tsort_records_from_prompt_or_parts(tmp_path):
 @pytest.mark.parametrize('records, message', [
     ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3], 'prompt': 'p'}],
      'item 0: "answer" must be a permutation'),
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4]}], 'needs a "prompt" string'),
+    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4]}],
+     'needs a non-empty "prompt" string'),
+    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'prompt': ''}],
+     'needs a non-empty "prompt" string'),  # was KeyError: 'before'
+    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'before': 'b', 'after': 'a',
+       'parts': ['1', '2', '3']}], '"parts", a list of 4 non-empty strings'),
+    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'before': 'b', 'after': 'a',
+       'parts': [1, None, {}, []]}], '"parts", a list of 4 non-empty strings'),
+    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'prompt': 7}],
+     '"prompt" must be a string, found int'),
     ([{'book_id': 1, 'answer': [1, 2, 3, 4], 'prompt': 'p'}], r"missing field\(s\) \['para_offset'\]"),
     ({'not': 'a list'}, 'non-empty JSON array'),
 ])
@@ -202,8 +212,20 @@ def test_bad_bestanswer_items_and_files(tmp_path):
         read_records(path, BESTANSWER, '1k')
     with pytest.raises(AdaLEvalDataError, match='stackselect_2k.json not found.*fetch_data.sh'):
         locate(tmp_path, BESTANSWER, '2k')
-    with pytest.raises(AdaLEvalDataError, match='has no setting'):
-        locate(tmp_path, BESTANSWER, '3k')
+    with pytest.raises(AdaLEvalDataError, match="setting '3 k' is not a size"):
+        locate(tmp_path, BESTANSWER, '3 k')
+
+
+def test_truncated_paper_file_is_refused_other_settings_are_not(tmp_path, stackselect_dir):
+    records = json.loads((stackselect_dir / 'stackselect_1k.json').read_text('utf-8'))
+    path = write_json(tmp_path / 'stackselect_1k.json', records[:500])
+    with pytest.raises(AdaLEvalDataError, match='holds 500 records, but the official code uses '
+                                                'the first 1000 at 1k.*set limit=500'):
+        read_records(path, BESTANSWER, '1k')
+    assert len(read_records(path, BESTANSWER, '1k', cheap=True)) == 200  # cheap mode uses 200
+    assert len(read_records(path, BESTANSWER, '1k', limit=500)) == 500  # a subset on purpose
+    built = write_json(tmp_path / 'stackselect_256k.json', records[:30])  # not a paper setting
+    assert len(read_records(built, BESTANSWER, '256k')) == 30
 
 
 def test_score_adaleval_command(tmp_path, capsys):
@@ -225,7 +247,7 @@ def test_score_adaleval_command(tmp_path, capsys):
 
 
 def test_summary_groups_follow_the_datasets_of_the_run():
-    from opencompass_lveval.configs import adaleval_summary_abbrs, adaleval_summary_groups
+    from opencompass_lveval.adaleval.entries import adaleval_summary_abbrs, adaleval_summary_groups
     groups = {g['name']: g['subsets'] for g in adaleval_summary_groups()}
     assert groups['AdaLEval_bestanswer'][0] == ['AdaLEval_bestanswer_1k', 'accuracy']
     assert len(groups['AdaLEval_bestanswer']) == 10 and len(groups['AdaLEval_tsort']) == 7
@@ -241,12 +263,13 @@ def test_summary_groups_follow_the_datasets_of_the_run():
 
 
 def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
-    from opencompass_lveval.adaleval.synthetic import tsort_records, write_synthetic_adaleval
-    paths = write_synthetic_adaleval(tmp_path, count=4)
+    from opencompass_lveval.adaleval.build import write_synthetic
+    from opencompass_lveval.adaleval.synthetic import tsort_records
+    paths = write_synthetic(tmp_path, count=4)
     assert sorted(p.name for p in paths) == ['stackselect_1k.json', 'stackselect_2k.json',
                                              'textsort_2k.json', 'textsort_4k.json']
-    short = load_task('bestanswer', '1k', str(tmp_path))
-    longer = load_task('bestanswer', '2k', str(tmp_path))
+    short = load_task('bestanswer', '1k', str(tmp_path), limit=4)
+    longer = load_task('bestanswer', '2k', str(tmp_path), limit=4)
     assert [r['question'] for r in short] == [r['question'] for r in longer]
     assert all(len(b['all_answers']) > len(a['all_answers']) for a, b in zip(short, longer))
     assert tsort_records('2k', 3) == tsort_records('2k', 3)

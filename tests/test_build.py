@@ -173,13 +173,13 @@ def test_tsort_cases_follow_the_limits_and_restore_the_order(tmp_path, shared):
 
 
 def test_tsort_and_bestanswer_files_load(tmp_path, shared):
-    from tiny_models import train_tokenizer
+    from opencompass_lveval.testing import train_tokenizer
     tokenizer_dir = tmp_path / 'tok'
     train_tokenizer().save_pretrained(tokenizer_dir)
     assert token_counter(str(tokenizer_dir)).name.startswith('tokenizer:')
     books = [shared / 'corpora' / 'en' / 'frankenstein.txt']
     path = build_tsort(books, '2k', tmp_path, 8, tokenizer=str(tokenizer_dir))
-    assert len(load_task('tsort', '2k', str(tmp_path))) == 8
+    assert len(load_task('tsort', '2k', str(tmp_path), limit=1000)) == 8
     assert build_tsort(books, '2k', tmp_path / 'again', 8, str(tokenizer_dir)).read_bytes() == \
         path.read_bytes()
     source = shared / 'data' / 'adaleval' / 'stackselect_1k.json'

@@ -125,7 +125,7 @@ def test_check_folder_counts_records_and_flags_problems(tmp_path, capsys):
     assert reports['cmrc_mixup_32k'].problem == 'missing'
     assert main(['data', 'check', str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert '0 of 55 subsets ok, 44 missing, 11 with problems' in out
+    assert '0 of 55 official subsets ok, 44 missing, 11 with problems' in out
 
 
 def test_check_folder_passes_a_complete_release(tmp_path, capsys, monkeypatch):
@@ -135,7 +135,7 @@ def test_check_folder_passes_a_complete_release(tmp_path, capsys, monkeypatch):
                                         for t in data.TASKS])
     write_synthetic_data(tmp_path, count=1)
     assert main(['data', 'check', str(tmp_path)]) == 0
-    assert '55 of 55 subsets ok, 0 missing, 0 with problems' in capsys.readouterr().out
+    assert '55 of 55 official subsets ok, 0 missing, 0 with problems' in capsys.readouterr().out
 
 
 def test_hub_download_offline_is_a_clear_error(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from opencompass_lveval.lveval.synthetic import write_synthetic_data
-from tiny_models import save_tiny_llama
+from opencompass_lveval.testing import save_tiny_llama
 
 REPO = Path(__file__).resolve().parents[1]
 OPENCOMPASS = [sys.executable, '-m', 'opencompass.cli.main']
@@ -120,7 +120,7 @@ def test_random_guess_on_real_stackselect_1k_matches_the_paper(tmp_path, shared,
 
 def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, monkeypatch):
     import random
-    from opencompass_lveval.adaleval.tasks import tsort_prompt
+    from opencompass_lveval.adaleval.prompts import tsort_prompt
     data = tmp_path / 'ada'
     data.mkdir()
     (data / 'stackselect_1k.json').write_text(
@@ -136,7 +136,8 @@ def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, mon
                             prompt=tsort_prompt('Before.', parts, 'After.')))
     (data / 'textsort_2k.json').write_text(json.dumps(records), 'utf-8')
     monkeypatch.setenv('ADALEVAL_DATA_DIR', str(data))
-    position = load_config('datasets/adaleval/adaleval_gen.py').adaleval_position_bias_datasets
+    position = load_config('datasets/adaleval/adaleval_position_bias.py')\
+        .adaleval_position_bias_datasets
     ppl = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
     chosen = [d for d in position if d['abbr'].endswith('_1k')] + \
         [d for d in ppl if d['abbr'] == 'AdaLEval_tsort_ppl_2k']

@@ -37,7 +37,7 @@ def prediction_copy(golden, tmp_path_factory):
 
 
 def test_score_folder_reproduces_result_json_and_csv_exactly(golden, prediction_copy, tmp_path):
-    write_official_results(score_folder(prediction_copy), tmp_path)
+    write_official_results(score_folder(prediction_copy).subsets, tmp_path)
     official = golden / 'official_result'
     ours = json.loads((tmp_path / 'result.json').read_text())
     expected = json.loads((official / 'result.json').read_text())

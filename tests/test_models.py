@@ -10,7 +10,7 @@ from opencompass_lveval.models import (ExtractiveBaseline, LongContextHF, LongCo
                                        RandomGuessBaseline)
 from opencompass_lveval.models import vllm as vllm_module
 from opencompass_lveval.truncation import TruncationError
-from tiny_models import save_tiny_llama, train_tokenizer
+from opencompass_lveval.testing import save_tiny_llama, train_tokenizer
 
 LONG_PROMPT = TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(
     context='the river flows north past the mill. ' * 300, input='Who built the mill?')

@@ -25,7 +25,7 @@ def test_importing_the_package_registers_classes():
 @pytest.fixture
 def tricky_folder(tmp_path):
     records = [
-        dict(input='Who wrote it?', context='Code: print(f"{idx} {input} {answers}")',
+        dict(input='What does {context} print?', context='Code: print(f"{idx} {input} {answers}")',
              answers=['Ada Lovelace'], answer_keywords='Lovelace'),
         dict(input='Where?', context='In Paris.', answers=['Paris', 'France']),
     ]
@@ -34,23 +34,50 @@ def tricky_folder(tmp_path):
     return tmp_path
 
 
-def test_dataset_columns_and_literal_braces_in_context(tricky_folder):
-    from opencompass.openicl.icl_prompt_template import PromptTemplate
+def test_dataset_columns(tricky_folder):
     dataset = LVEvalDataset(abbr='LVEval_loogle_SD_mixup_16k', name='loogle_SD_mixup_16k',
                             path=str(tricky_folder), reader_cfg=READER)
     test = dataset.test
-    assert test.column_names == ['answers', 'answer_keywords', 'subdivision', 'idx', 'input',
-                                 'context']
+    assert test.column_names == ['input', 'context', 'answers', 'answer_keywords', 'subdivision',
+                                 'idx']
     assert test['idx'] == [0, 1]
     assert test['subdivision'] == ['LVEval_loogle_SD_mixup_16k'] * 2
     assert test['answer_keywords'] == ['Lovelace', '']
-    prompt_text = TASKS_BY_NAME['loogle_SD_mixup'].prompt
-    template = PromptTemplate(dict(round=[dict(role='HUMAN', prompt=prompt_text)]))
-    row = test[0]
-    rendered = template.generate_item(row, output_field='answers')
-    prompt = ''.join(item.get('prompt', '') for item in rendered if isinstance(item, dict))
-    assert 'Code: print(f"{idx} {input} {answers}")' in prompt  # context text left untouched
-    assert prompt == prompt_text.format(context=row['context'], input=row['input'])
+
+
+def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder, tmp_path):
+    """A question holding ``{context}`` and a context holding ``{input}`` reach the model as they
+    are, through OpenCompass's retriever and GenInferencer; OpenCompass's own template pastes the
+    context into the question."""
+    from opencompass.openicl.icl_inferencer import GenInferencer
+    from opencompass.openicl.icl_prompt_template import PromptTemplate
+    from opencompass.openicl.icl_retriever import ZeroRetriever
+    from opencompass.registry import ICL_PROMPT_TEMPLATES
+    from opencompass_lveval.models import RandomGuessBaseline
+    from opencompass_lveval.prompt_template import LongContextPromptTemplate
+
+    assert ICL_PROMPT_TEMPLATES.get('LongContextPromptTemplate') is LongContextPromptTemplate
+    dataset = LVEvalDataset(abbr='LVEval_loogle_SD_mixup_16k', name='loogle_SD_mixup_16k',
+                            path=str(tricky_folder), reader_cfg=READER)
+    task = TASKS_BY_NAME['loogle_SD_mixup']
+    template = dict(round=[dict(role='HUMAN', prompt=task.prompt)])
+    prompts = {}
+    for kind in (LongContextPromptTemplate, PromptTemplate):
+        out = tmp_path / kind.__name__
+        out.mkdir()
+        GenInferencer(model=RandomGuessBaseline(), max_out_len=8, batch_size=2).inference(
+            ZeroRetriever(dataset), prompt_template=kind(template), output_json_filepath=str(out),
+            output_json_filename='predictions.json')
+        predictions = json.loads((out / 'predictions.json').read_text())
+        prompts[kind] = [predictions[str(i)]['origin_prompt'] for i in range(2)]
+    first = dataset.test[0]
+    official = task.prompt.format(context=first['context'], input=first['input'])
+    assert prompts[LongContextPromptTemplate][0] == official
+    assert 'Question: What does {context} print?' in official
+    assert 'Code: print(f"{idx} {input} {answers}")' in official
+    assert prompts[PromptTemplate][0] != official  # the hazard the one-pass template removes
+    assert prompts[LongContextPromptTemplate][1] == task.prompt.format(context='In Paris.',
+                                                                       input='Where?')
 
 
 def test_evaluator_through_opencompass_evaluate(tricky_folder):
@@ -62,7 +89,8 @@ def test_evaluator_through_opencompass_evaluate(tricky_folder):
                                 references=test['answers'], test_set=test)
     assert result['score'] == 50.0  # gate fails on the first, second matches answers[0]
     assert result['diagnostics'] == [
-        '1 keyword gate failed, 0 unusable keywords, 0 metric errors, 2 samples']
+        '1 keyword gate failed, 0 unusable keywords, 0 metric errors, 0 non-string predictions, '
+        '2 samples']
     first, second = result['details']  # OpenCompass lists each field per replica
     assert first['keyword_gate_failed'] == [True] and first['score'] == [0.0]
     assert second['score'] == [1.0] and second['answer'] == ['Paris']

@@ -9,7 +9,9 @@ import pytest
 from opencompass_lveval.cli import main
 from opencompass_lveval.lveval.metrics import subset_score
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
-from opencompass_lveval.summarize import ReportError, factrecall_heatmap, write_report
+from opencompass_lveval.errors import ReportError
+from opencompass_lveval.report import write_report
+from opencompass_lveval.report.tables import factrecall_heatmap
 
 
 def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
@@ -78,11 +80,11 @@ def test_tables_match_the_per_sample_results(tmp_path):
 def test_factrecall_heatmap_buckets_follow_record_order(tmp_path):
     run, per_sample = recorded_run(tmp_path, models=('m',), samples=20)
     results = {p.stem: json.loads(p.read_text()) for p in (run / 'results' / 'm').glob('*.json')}
-    grid = factrecall_heatmap(results, 'factrecall_en')
+    grid = factrecall_heatmap(results, 'factrecall_en', list(LEVELS))
     assert len(grid) == 10 and len(grid[0]) == 5
     scores = per_sample['m', 'LVEval_factrecall_en_64k']
     assert grid[3][2] == pytest.approx(100 * sum(scores[6:8]) / 2)
-    assert factrecall_heatmap({}, 'factrecall_en') is None
+    assert factrecall_heatmap({}, 'factrecall_en', list(LEVELS)) is None
 
 
 def test_report_command_and_its_errors(tmp_path, capsys):

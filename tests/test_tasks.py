@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from opencompass_lveval.configs import lveval_entries, lveval_summary_groups
+from opencompass_lveval.lveval.entries import lveval_entries, lveval_summary_groups
 from opencompass_lveval.lveval import metrics
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME, split_subset
 
@@ -58,12 +58,15 @@ def test_summary_groups_keep_opencompass_names_and_members():
     assert groups['LVEval_lic_mixup'] == [f'LVEval_lic_mixup_{l}' for l in LEVELS]
 
 
-@pytest.mark.parametrize('bad', ['cmrc_mixup_512k', 'cmrc_16k', 'cmrc_mixup', ''])
+@pytest.mark.parametrize('bad', ['cmrc_mixup_512', 'cmrc_mixup_0k', 'cmrc_mixup_16K', 'cmrc_16k',
+                                 'cmrc_mixup', ''])
 def test_split_subset_rejects_unknown_names(bad):
     with pytest.raises(ValueError, match='not an LV-Eval subset'):
         split_subset(bad)
 
 
-def test_split_subset_parses_names_with_underscores():
+def test_split_subset_parses_names_with_underscores_and_any_level():
     task, level = split_subset('loogle_MIR_mixup_256k')
     assert (task.name, level) == ('loogle_MIR_mixup', '256k')
+    assert split_subset('factrecall_en_1000k')[1] == '1000k'
+    assert split_subset('cmrc_mixup_8k')[1] == '8k'  # below 16k too

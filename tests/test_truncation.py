@@ -3,7 +3,7 @@ import pytest
 
 from opencompass_lveval.truncation import (PromptFrame, TruncationError, fit_prompt,
                                            middle_truncate)
-from tiny_models import train_tokenizer
+from opencompass_lveval.testing import train_tokenizer
 
 BROKEN = '\ufffd'
 

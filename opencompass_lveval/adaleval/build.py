@@ -14,12 +14,27 @@ from typing import Callable, Iterable, Optional
 
 from tqdm import tqdm
 
-from .tasks import BESTANSWER, TSORT, tsort_prompt
+from ..sizes import parse_size
+from .prompts import tsort_prompt
+from .tasks import BESTANSWER, TASKS, TSORT, AdaTask
 
 TSORT_LIMITS = {  # tokens (GPT-4 tokenizer): before, each of the 4 parts, after; stride between
     '2k': (200, 350, 200, 64), '4k': (300, 800, 300, 64), '8k': (400, 1750, 400, 64),
     '16k': (500, 3700, 500, 64), '32k': (500, 7700, 500, 128), '64k': (500, 15700, 500, 128),
     '128k': (500, 31700, 500, 128)}
+
+
+def tsort_limits(setting: str) -> tuple[int, int, int, int]:
+    """The paper's limits for its settings; from 16k on they follow one rule (500 tokens before
+    and after, four parts sharing the rest less 200, stride 128 from 32k), which extends to any
+    larger setting (256k, 1m)."""
+    if setting in TSORT_LIMITS:
+        return TSORT_LIMITS[setting]
+    budget = parse_size(setting)
+    if budget < 16_000:
+        raise ValueError(f'TSort limits below 16k exist only for the paper\'s settings '
+                         f'{sorted(TSORT_LIMITS, key=parse_size)}, not {setting!r}')
+    return 500, (budget - 1200) // 4, 500, 128 if budget >= 32_000 else 64
 
 
 @dataclass
@@ -81,7 +96,7 @@ def tsort_records(paragraphs: list[str], setting: str, count: int, counter: Toke
     """Up to ``count`` TSort cases from one book's paragraphs: before, four consecutive parts
     (shuffled) and after, within the setting's token limits; cases start ``stride`` paragraphs
     apart."""
-    before_limit, part_limit, after_limit, stride = TSORT_LIMITS[setting]
+    before_limit, part_limit, after_limit, stride = tsort_limits(setting)
     rng = random.Random(f'{seed}:tsort:{setting}:{book_id}')
     records, start = [], 0
     while len(records) < count:
@@ -115,10 +130,7 @@ def build_tsort(books: Iterable[str | Path], setting: str, out_dir: str | Path, 
                                  book_id)
         if len(records) >= count:
             break
-    path = Path(out_dir) / TSORT.file_name(setting)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(records, ensure_ascii=False), encoding='utf-8')
-    return path
+    return write_task_file(TSORT, setting, records, out_dir)
 
 
 def _shared_tags(a: list[str], b: list[str]) -> float:
@@ -163,9 +175,20 @@ def build_bestanswer(source: str | Path, setting: str, out_dir: str | Path,
     """``stackselect_{setting}.json`` from an official-format file of questions (any setting):
     the same questions, candidates grown to the setting's token budget."""
     questions = json.loads(Path(source).read_text(encoding='utf-8'))
-    budget = int(setting[:-1]) * 1000
-    records = bestanswer_records(questions, budget, token_counter(tokenizer), seed)
-    path = Path(out_dir) / BESTANSWER.file_name(setting)
+    records = bestanswer_records(questions, parse_size(setting), token_counter(tokenizer), seed)
+    return write_task_file(BESTANSWER, setting, records, out_dir)
+
+
+def write_task_file(task: AdaTask, setting: str, records: list[dict],
+                    out_dir: str | Path) -> Path:
+    """``{file_stem}_{setting}.json`` in the official format (one JSON array)."""
+    path = Path(out_dir) / task.file_name(setting)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records, ensure_ascii=False), encoding='utf-8')
     return path
+
+
+def write_synthetic(out_dir: str | Path, count: int = 10, seed: int = 0) -> list[Path]:
+    """Seeded synthetic files of every task at its demo settings (demos, tests)."""
+    return [write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
+            for task in TASKS for setting in task.demo_settings]

@@ -7,8 +7,11 @@ evaluation raises (a bare number after ``Answer:``), the sample is simply wrong 
 
 ``strict`` (the default) takes what a reader would: BestAnswer, the first designation ``A<k>``
 (or ``a<k>``) not followed by another digit (1 <= k <= n), else the first bare number in range,
-else nothing;
-TSort, exactly a permutation of 1..4.
+else nothing; TSort, exactly a permutation of 1..4.
+
+Work is bounded by the response's length and the number of digits of ``num_choice``: no number
+read from a response is converted unless it is short enough to be in range, and the official
+reading is computed from the digit runs of the response instead of trying every candidate.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ _PERMUTATIONS = [''.join(map(str, p)) for p in itertools.permutations(range(1, 5
 _DESIGNATION = re.compile(r'(?<![A-Za-z0-9])[Aa](\d+)(?!\d)')
 _NUMBER = re.compile(r'(?<![\w.])(\d+)(?![\d.]*\d)')
 _INTEGER = re.compile(r'\d+')
+_JSON_INTEGER = re.compile(r'-?(?:0|[1-9]\d*)')
 
 
 @dataclass(frozen=True)
@@ -36,20 +40,44 @@ class Extraction:
 
 # BestAnswer --------------------------------------------------------------------------------------
 
+def _numbers_in(run: str, num_choice: int, prefixes_only: bool) -> set[int]:
+    """The k in 1..num_choice whose decimal text occurs in a run of digits (only at its start
+    when ``prefixes_only``), looking at no more digits than ``num_choice`` has at each place."""
+    width = len(str(num_choice))
+    windows = {run[start:start + width] for start in range(1 if prefixes_only else len(run))}
+    texts = {window[:size] for window in windows if window[0] != '0'  # str(k) never starts with 0
+             for size in range(1, len(window) + 1)}
+    return {number for number in map(int, texts) if number <= num_choice}
+
+
 def bestanswer_official(prediction: str, num_choice: int) -> str:
-    """The highest-numbered ``A<k>`` found as a substring, else the highest bare number, else
-    ``'???'``."""
-    for candidates in ([f'A{i}' for i in range(1, num_choice + 1)],
-                       [str(i) for i in range(1, num_choice + 1)]):
-        found = [i for i, candidate in enumerate(candidates, 1) if candidate in prediction]
-        if found:
-            return f'A{found[-1]}'
-    return '???'
+    """The official reading: the highest ``k`` with ``A<k>`` a substring, else the highest ``k``
+    whose digits are a substring, else ``'???'`` (the official loop over 1..num_choice, computed
+    from the digit runs of the response)."""
+    designations: set[int] = set()
+    for match in _INTEGER.finditer(prediction):
+        if match.start() > 0 and prediction[match.start() - 1] == 'A':
+            designations |= _numbers_in(match.group(), num_choice, prefixes_only=True)
+    if designations:
+        return f'A{max(designations)}'
+    numbers: set[int] = set()
+    for match in _INTEGER.finditer(prediction):
+        numbers |= _numbers_in(match.group(), num_choice, prefixes_only=False)
+    return f'A{max(numbers)}' if numbers else '???'
+
+
+def _in_range(digits: list[str], num_choice: int) -> list[int]:
+    """The numbers among ``digits`` that lie in 1..num_choice, in order (long ones never
+    converted)."""
+    width = len(str(num_choice))
+    stripped = (d.lstrip('0') or '0' for d in digits)
+    return [k for k in (int(d) for d in stripped if len(d) <= width)
+            if 1 <= k <= num_choice]
 
 
 def bestanswer_designations(prediction: str, num_choice: int) -> list[int]:
     """Every designation ``A<k>`` in range, in order of appearance."""
-    return [k for k in map(int, _DESIGNATION.findall(prediction)) if 1 <= k <= num_choice]
+    return _in_range(_DESIGNATION.findall(prediction), num_choice)
 
 
 def bestanswer_strict(prediction: str, num_choice: int) -> Optional[str]:
@@ -57,7 +85,7 @@ def bestanswer_strict(prediction: str, num_choice: int) -> Optional[str]:
     designations = bestanswer_designations(prediction, num_choice)
     if designations:
         return f'A{designations[0]}'
-    numbers = [k for k in map(int, _NUMBER.findall(prediction)) if 1 <= k <= num_choice]
+    numbers = _in_range(_NUMBER.findall(prediction), num_choice)
     return f'A{numbers[0]}' if numbers else None
 
 
@@ -82,12 +110,15 @@ def _is_subsequence(needle: str, haystack: str) -> bool:
 def tsort_official(prediction: str) -> Any:
     """The official reading: the text between the first and second ``Answer:`` if there is one,
     parsed as JSON; else the one permutation of 1234 that is a character subsequence; else
-    ``[0, 0, 0, 0]``. May return any JSON value."""
+    ``[0, 0, 0, 0]``. May return any JSON value (a bare number over Python's digit limit for
+    ``int`` comes back as a float: still a number, as the official code would see it)."""
     if 'Answer:' in prediction:
         prediction = prediction.split('Answer:')[1].strip()
     try:
         return json.loads(prediction)
-    except ValueError:
+    except (ValueError, RecursionError):
+        if _JSON_INTEGER.fullmatch(prediction.strip()):
+            return float(prediction)
         matches = [p for p in _PERMUTATIONS if _is_subsequence(p, prediction)]
         return [int(c) for c in matches[0]] if len(matches) == 1 else [0, 0, 0, 0]
 
@@ -107,7 +138,10 @@ def tsort_strict(prediction: str) -> Optional[list[int]]:
     numbers = _INTEGER.findall(rest if marker else prediction)
     if len(numbers) == 1 and len(numbers[0]) == 4:
         numbers = list(numbers[0])
-    order = [int(n) for n in numbers]
+    values = [n.lstrip('0') or '0' for n in numbers]
+    if len(values) != 4 or any(len(v) > 1 for v in values):  # a number of two digits is >= 10
+        return None
+    order = [int(v) for v in values]
     return order if sorted(order) == [1, 2, 3, 4] else None
 
 

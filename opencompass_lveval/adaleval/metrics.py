@@ -1,56 +1,47 @@
-"""Ada-LEval's metrics per setting, as in the paper (the official code reports accuracy only).
+"""The paper's Ada-LEval metrics (the official code computes none of them), as pure functions.
 
-- accuracy: share of hits;
-- instruction following: share of responses with a valid answer (a permutation of 1..4; at
-  least one designation ``A<k>`` in range), whatever the extraction mode;
-- copy instruction: share of responses whose answer equals the prompt's example (``[4, 1, 3, 2]``,
-  ``A4``), beside the share chance would give;
-- random guess: the accuracy of a uniform random valid answer (1/24; mean of 1/num_choice).
-All in percent.
+- accuracy: share of responses whose extracted answer is right;
+- instruction following: share with a valid answer of the asked form (the task table decides);
+- copy instruction: share equal to the prompt's in-context example, beside the rate chance would
+  give (the task table's ``copy_chance``);
+- random guess: the accuracy of a uniform random valid answer (the task table's ``chance``).
+All in percent. Responses that are not strings are read by ``responses.response_text``.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Sequence
 
-from .extraction import (Extraction, bestanswer_designations, extract_bestanswer, extract_tsort,
-                         tsort_strict)
-
-TSORT_ORDERS = 24
-TSORT_EXAMPLE = [4, 1, 3, 2]
-BESTANSWER_EXAMPLE = 'A4'
+from ..responses import response_texts
+from .extraction import Extraction
+from .tasks import AdaTask
 
 
 def _percent(flags: Sequence[float]) -> float:
     return round(100 * sum(flags) / len(flags), 2) if flags else 0.0
 
 
-def judge(task: str, predictions: Sequence, answers: Sequence,
-          num_choices: Optional[Sequence[int]] = None, mode: str = 'strict') -> list[Extraction]:
-    """Extract and judge every response; a missing response (None) is an empty one."""
-    texts = [p if isinstance(p, str) else '' for p in predictions]
-    if task == 'bestanswer':
-        return [extract_bestanswer(t, a, n, mode) for t, a, n in zip(texts, answers, num_choices)]
-    return [extract_tsort(t, list(a), mode) for t, a in zip(texts, answers)]
+def judge(task: AdaTask, predictions: Sequence, answers: Sequence[Any],
+          num_choices: Sequence[int], mode: str = 'strict') -> list[Extraction]:
+    """Extract and judge every response."""
+    texts, _ = response_texts(predictions)
+    return [task.extract(text, answer, n, mode)
+            for text, answer, n in zip(texts, answers, num_choices)]
 
 
-def summarise(task: str, predictions: Sequence, extractions: Sequence[Extraction],
-              num_choices: Optional[Sequence[int]] = None) -> dict:
-    """Accuracy, instruction-following and copy-instruction rates (with chance), random guess."""
-    texts = [p if isinstance(p, str) else '' for p in predictions]
-    if task == 'bestanswer':
-        valid = [bool(bestanswer_designations(t, n)) for t, n in zip(texts, num_choices)]
-        example, copy_chance = BESTANSWER_EXAMPLE, [1 / n if n >= 4 else 0 for n in num_choices]
-        random_guess = [1 / n for n in num_choices]
-    else:
-        valid = [tsort_strict(t) is not None for t in texts]
-        example, copy_chance = TSORT_EXAMPLE, [1 / TSORT_ORDERS] * len(texts)
-        random_guess = copy_chance
+def summarise(task: AdaTask, predictions: Sequence, extractions: Sequence[Extraction],
+              num_choices: Sequence[int]) -> dict:
+    """Accuracy, instruction-following and copy-instruction rates (with chance), random guess,
+    and the counts behind them."""
+    texts, non_strings = response_texts(predictions)
     return {
         'accuracy': _percent([e.hit for e in extractions]),
-        'instruction_following': _percent(valid),
-        'copy_instruction': _percent([e.extracted == example for e in extractions]),
-        'copy_instruction_chance': _percent(copy_chance),
-        'random_guess': _percent(random_guess),
+        'instruction_following': _percent([task.follows_instruction(t, n)
+                                           for t, n in zip(texts, num_choices)]),
+        'copy_instruction': _percent([e.extracted == task.in_context_example
+                                      for e in extractions]),
+        'copy_instruction_chance': _percent([task.copy_chance(n) for n in num_choices]),
+        'random_guess': _percent([task.chance(n) for n in num_choices]),
         'samples': len(extractions),
         'official_errors': sum(e.official_error is not None for e in extractions),
+        'non_string_predictions': non_strings,
     }

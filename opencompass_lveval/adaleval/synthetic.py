@@ -7,12 +7,10 @@ Sizes use a words ~ 0.75 x tokens rule of thumb; the data has the official shape
 """
 from __future__ import annotations
 
-import json
 import random
-from pathlib import Path
-from typing import Iterable
 
-from .tasks import BESTANSWER, TSORT, tsort_prompt
+from ..sizes import parse_size
+from .prompts import tsort_prompt
 
 _VERBS = ('parse', 'merge', 'sort', 'cache', 'stream', 'validate', 'compress', 'schedule')
 _THINGS = ('log files', 'JSON records', 'user sessions', 'image tiles', 'sensor readings',
@@ -30,7 +28,7 @@ _EVENTS = ('the harvest failed', 'a new bridge was built', 'the river flooded th
 
 
 def _words(setting: str) -> int:
-    return int(setting[:-1]) * 1000 * 3 // 4
+    return parse_size(setting) * 3 // 4
 
 
 def bestanswer_records(setting: str, count: int, seed: int = 0) -> list[dict]:
@@ -78,20 +76,3 @@ def tsort_records(setting: str, count: int, seed: int = 0) -> list[dict]:
         records.append(dict(book_id=book, para_offset=[1, 2, 3, 4], answer=answer,
                             prompt=tsort_prompt(before, parts, after)))
     return records
-
-
-def write_synthetic_adaleval(out_dir: str | Path, bestanswer: Iterable[str] = ('1k', '2k'),
-                             tsort: Iterable[str] = ('2k', '4k'), count: int = 10,
-                             seed: int = 0) -> list[Path]:
-    """Write ``stackselect_{setting}.json`` and ``textsort_{setting}.json``; return the paths."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for task, settings, build in ((BESTANSWER, bestanswer, bestanswer_records),
-                                  (TSORT, tsort, tsort_records)):
-        for setting in settings:
-            path = out_dir / task.file_name(setting)
-            path.write_text(json.dumps(build(setting, count, seed), ensure_ascii=False),
-                            encoding='utf-8')
-            paths.append(path)
-    return paths

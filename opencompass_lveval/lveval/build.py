@@ -17,13 +17,15 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from tqdm import tqdm
 
+from ..sizes import parse_size
 from ..text import (book_paragraphs, cut, insert_sentence, length, read_book, replacer,
                     sentence_boundaries)
-from .tasks import LEVELS, TASKS_BY_NAME
+from .tasks import LEVELS, TASKS, TASKS_BY_NAME
+
 
 def level_length(level: str, scale: int = 1) -> int:
     """Words (English) or characters (Chinese) of a level: '16k' -> 16000, divided by ``scale``."""
-    return int(level[:-1]) * 1000 // scale
+    return parse_size(level) // scale
 
 
 @dataclass
@@ -347,11 +349,7 @@ def replica_items(task_name: str, documents: list[str], count: int, seed: int,
     confusing facts, one replacement rule per item where it applies KPR."""
     task = TASKS_BY_NAME[task_name]
     rng = random.Random(f'{seed}:{task_name}:items')
-    hops = 2 if 'multi_hop' in task.group else 1
-    confusing = task.group.endswith('cqa')
-    keywords = task.metric.endswith('with_gold_ans') and task_name != 'cmrc_mixup'
-    kpr = task_name in ('hotpotwikiqa_mixup', 'cmrc_mixup', 'multifieldqa_en_mixup',
-                        'multifieldqa_zh_mixup')
+    hops = task.hops
     chosen = rng.sample(range(len(documents)), min(len(documents), count * hops))
     items, rules = [], []
     for index in range(count):
@@ -360,9 +358,10 @@ def replica_items(task_name: str, documents: list[str], count: int, seed: int,
         blank = sentence.replace(span, '____', 1)
         question = _QUESTION[language].format(blank)
         facts = [sentence.replace(span, _scramble(span, language, rng), 1) for _ in range(2)] \
-            if confusing else []
-        items.append(QAItem(question, [span], support, span if keywords else '', facts))
-        if kpr:  # a name-like word of the sentence gets a made-up substitute everywhere
+            if task.confusing_facts else []
+        items.append(QAItem(question, [span], support, span if task.answer_keywords else '',
+                            facts))
+        if task.keyword_rules:  # a name-like word of the sentence gets a made-up substitute everywhere
             names = [w for w in sentence.split()[1:] if w.isalpha() and w[0].isupper()
                      and len(w) >= 5 and w not in span] if language == 'en' else \
                 [sentence[i:i + 2] for i in range(len(sentence) - 1)
@@ -410,14 +409,14 @@ def build_replica(corpora: str | Path, out_dir: str | Path, seed: int = 0, scale
     for language in ('en', 'zh'):
         # Documents of an eighth of the shortest level: several fit even at 16k.
         documents = corpus_documents(corpora, language, level_length('16k', scale) // 8)
-        for task in (t for t in TASKS_BY_NAME.values() if t.language == language):
+        for task in (t for t in TASKS if t.language == language):
             if progress:
                 progress(task.name)
-            if task.name.startswith('factrecall'):
+            if task.haystack:
                 written += build_factrecall(language, out_dir, corpora, levels, seed,
                                             scale=scale)
                 continue
             items, rules = replica_items(task.name, documents, task.qa_pairs, seed, language)
             written += build_mixup(items, task.name, language, out_dir, rules, levels, seed,
-                                   cfi=task.group.endswith('cqa'), scale=scale, pool=documents)
+                                   cfi=task.confusing_facts, scale=scale, pool=documents)
     return written

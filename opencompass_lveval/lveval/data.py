@@ -1,8 +1,10 @@
 """Find and read official LV-Eval files: plain ``{dataset}_{level}.jsonl`` or the per-dataset zips.
 
-A file is parsed once, by Arrow's JSON reader, straight into the columns the
-benchmark needs (the long contexts never become Python objects). Only when that fast path fails
-is the file read again line by line, to name the exact line and field and say how to fix it.
+A file is parsed once, by Arrow's JSON reader, straight into the columns the benchmark needs (the
+long contexts never become Python objects), and its text is checked to be valid UTF-8. Only when
+that fast path fails is the file read again: line by line, to name the exact line and field and
+say how to fix it, or, for records larger than Arrow's block, once more with a block that holds
+the longest line (records of any size load). Any size is a level (``512k``, ``1000k``).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import hashlib
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator, Optional
@@ -19,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.json as pa_json
 
+from ..errors import LVEvalDataError
+from ..sizes import by_size
 from .tasks import LEVELS, TASKS, split_subset
 
 HF_REPO = 'Infinigence/LVEval'
@@ -37,13 +42,11 @@ RECORD_SCHEMA = pa.schema([
 ])
 _PARSE_OPTIONS = pa_json.ParseOptions(explicit_schema=RECORD_SCHEMA,
                                       unexpected_field_behavior='ignore')
-# One thread: measured on a 90 MB subset, Arrow's thread pool kept 5x the file in flight and was
-# no faster than a single reader (bench/bench_loader.py).
-_READ_OPTIONS = pa_json.ReadOptions(use_threads=False, block_size=4 << 20)
-
-
-class LVEvalDataError(ValueError):
-    """A problem with LV-Eval data files; the message names the file and the fix."""
+# Arrow parses a file in blocks and a record must fit in one; 4 MB holds every official record
+# (a 256k-word context is about 1.8 MB). Larger records get a second parse with a larger block.
+BLOCK_SIZE = 4 << 20
+_STRADDLING = 'straddl'  # Arrow's "straddling object straddles two block boundaries"
+_DAMAGED_ZIP = (zipfile.BadZipFile, zlib.error, EOFError)
 
 
 @dataclass(frozen=True)
@@ -146,17 +149,45 @@ def locate(root: str | os.PathLike, subset: str) -> SubsetSource:
     return found[subset]
 
 
+def _parse(source: SubsetSource, block_size: int) -> pa.Table:
+    # One thread: measured on a 90 MB subset, Arrow's thread pool kept 5x the file in flight and
+    # was no faster than a single reader (bench/bench_loader.py).
+    options = pa_json.ReadOptions(use_threads=False, block_size=block_size)
+    with source.open() as stream:
+        return pa_json.read_json(stream, read_options=options, parse_options=_PARSE_OPTIONS)
+
+
+def _longest_line(source: SubsetSource, chunk_size: int = 16 << 20) -> int:
+    """Bytes in the longest line, from a streaming pass (nothing is decoded or kept)."""
+    longest = current = 0
+    with source.open() as stream:
+        while chunk := stream.read(chunk_size):
+            pieces = chunk.split(b'\n')
+            current += len(pieces[0])
+            if len(pieces) > 1:
+                longest = max(longest, current, *map(len, pieces[1:-1]))
+                current = len(pieces[-1])
+    return max(longest, current)
+
+
 def read_subset(source: SubsetSource) -> pa.Table:
     """Parse one subset into an Arrow table (input, context, answers, answer_keywords).
 
     Missing ``answer_keywords`` (some loogle releases) become ``''``, which skips the keyword gate.
     """
     try:
-        with source.open() as stream:
-            table = pa_json.read_json(stream, read_options=_READ_OPTIONS,
-                                       parse_options=_PARSE_OPTIONS)
+        try:
+            table = _parse(source, BLOCK_SIZE)
+        except pa.ArrowInvalid as exc:
+            if _STRADDLING not in str(exc):
+                raise
+            table = _parse(source, _longest_line(source) + 1)
+        table.validate(full=True)  # the reader does not check UTF-8 inside strings
     except FileNotFoundError as exc:
         raise LVEvalDataError(f'{source} does not exist. {GET_DATA_HINT}') from exc
+    except _DAMAGED_ZIP as exc:
+        raise LVEvalDataError(f'{source}: the zip archive is damaged ({exc}); download it again. '
+                              f'{GET_DATA_HINT}') from exc
     except pa.ArrowInvalid as exc:
         _raise_first_problem(source, fallback=str(exc))
     if table.num_rows == 0:
@@ -172,18 +203,22 @@ def read_subset(source: SubsetSource) -> pa.Table:
 def _raise_first_problem(source: SubsetSource, fallback: str) -> None:
     """Re-read ``source`` line by line and raise an error naming the first bad line."""
     records = 0
-    with source.open() as stream:
-        for line_number, raw in enumerate(stream, 1):
-            try:
-                line = raw.decode('utf-8')
-            except UnicodeDecodeError as exc:
-                line, problem = '', f'not UTF-8 text ({exc.reason} at byte {exc.start})'
-            else:
-                problem = record_problem(line)
-            if problem:
-                raise LVEvalDataError(f'{source}, line {line_number}: {problem}. Fix or re-download '
-                                      f'the file. {GET_DATA_HINT}')
-            records += bool(line.strip())
+    try:
+        with source.open() as stream:
+            for line_number, raw in enumerate(stream, 1):
+                try:
+                    line = raw.decode('utf-8')
+                except UnicodeDecodeError as exc:
+                    line, problem = '', f'not UTF-8 text ({exc.reason} at byte {exc.start})'
+                else:
+                    problem = record_problem(line)
+                if problem:
+                    raise LVEvalDataError(f'{source}, line {line_number}: {problem}. Fix or '
+                                          f're-download the file. {GET_DATA_HINT}')
+                records += bool(line.strip())
+    except _DAMAGED_ZIP as exc:
+        raise LVEvalDataError(f'{source}: the zip archive is damaged ({exc}); download it again. '
+                              f'{GET_DATA_HINT}') from exc
     if not records:
         raise LVEvalDataError(f'{source} holds no records; download it again. {GET_DATA_HINT}')
     raise LVEvalDataError(f'{source} could not be read: {fallback}')
@@ -217,26 +252,36 @@ def _describe(value: object, name: str, record: dict) -> str:
 
 @dataclass
 class SubsetReport:
-    """What ``lveval data check`` says about one expected subset."""
+    """What ``lveval data check`` says about one subset: an official one (found or missing) or
+    one at another level found in the folder."""
 
     subset: str
-    expected: int
+    expected: Optional[int]  # records of the official release; None for a non-official level
     source: Optional[SubsetSource] = None
     records: int = 0
     problem: Optional[str] = None
 
     @property
+    def official(self) -> bool:
+        return self.expected is not None
+
+    @property
     def ok(self) -> bool:
-        return self.source is not None and self.problem is None and self.records == self.expected
+        return self.source is not None and self.problem is None and \
+            (not self.official or self.records == self.expected)
 
 
 def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
-    """Read every expected subset under ``root`` once and report counts and problems."""
+    """Read every subset under ``root`` once: the 55 official ones (missing ones reported) and
+    any at other levels, with record counts and problems."""
     found = find_subsets(root)
     for task in TASKS:
-        for level in LEVELS:
+        levels = by_size(set(LEVELS) | {split_subset(s)[1] for s in found
+                                        if split_subset(s)[0] is task})
+        for level in levels:
             subset = task.subset(level)
-            report = SubsetReport(subset, task.qa_pairs, found.get(subset))
+            report = SubsetReport(subset, task.qa_pairs if level in LEVELS else None,
+                                  found.get(subset))
             if report.source is None:
                 report.problem = 'missing'
             else:
@@ -245,7 +290,7 @@ def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
                 except LVEvalDataError as exc:
                     report.problem = str(exc)
                 else:
-                    if report.records != task.qa_pairs:
+                    if report.official and report.records != task.qa_pairs:
                         report.problem = (f'{report.records} records, the official release has '
                                           f'{task.qa_pairs}')
             yield report

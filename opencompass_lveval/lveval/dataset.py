@@ -4,12 +4,14 @@ from __future__ import annotations
 from typing import Optional
 
 import pyarrow as pa
+from opencompass.registry import LOAD_DATASET
 
 from ..columnar import ColumnarDataset
 from . import data
 from .tasks import split_subset
 
 
+@LOAD_DATASET.register_module()
 class LVEvalDataset(ColumnarDataset):
     """One LV-Eval subset (``name='cmrc_mixup_16k'``) from a local folder, zips, or the hub.
 
@@ -17,8 +19,6 @@ class LVEvalDataset(ColumnarDataset):
     at any depth for ``{name}.jsonl`` or the official ``{dataset}.zip``; ``source='hf'`` downloads
     the dataset's zip from the Hugging Face hub instead (a plain file download, never remote code).
     """
-
-    LAST_COLUMNS = ('input', 'context')
 
     @staticmethod
     def read_table(name: str, path: Optional[str] = None, source: str = 'local',

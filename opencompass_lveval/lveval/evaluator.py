@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 from opencompass.openicl.icl_evaluator import BaseEvaluator
+from opencompass.registry import ICL_EVALUATORS
 
 from .metrics import METRICS, Judgement, judge_all, subset_score
 
 
-def summarise(judgements: list[Judgement]) -> dict:
+def summarise(judgements: list[Judgement], non_string_predictions: int) -> dict:
     """The subset score, and in words how many samples the gate zeroed, how many keyword strings
-    normalised to nothing (the official code crashes on those) and how many ROUGE calls failed.
+    normalised to nothing (the official code crashes on those), how many ROUGE calls failed and
+    how many predictions were not strings.
 
     The counts are text so that OpenCompass's summarizer, which averages every number it finds,
     keeps reporting ``score`` alone.
@@ -18,10 +20,12 @@ def summarise(judgements: list[Judgement]) -> dict:
         'diagnostics': (f'{sum(j.keyword_gate_failed for j in judgements)} keyword gate failed, '
                         f'{sum(j.keywords_unusable for j in judgements)} unusable keywords, '
                         f'{sum(j.error is not None for j in judgements)} metric errors, '
+                        f'{non_string_predictions} non-string predictions, '
                         f'{len(judgements)} samples'),
     }
 
 
+@ICL_EVALUATORS.register_module()
 class LVEvalEvaluator(BaseEvaluator):
     """Scores one LV-Eval subset with its official metric (``metric`` names a METRICS entry)."""
 
@@ -37,7 +41,7 @@ class LVEvalEvaluator(BaseEvaluator):
         keywords = test_set['answer_keywords'] if 'answer_keywords' in test_set.column_names \
             else [''] * len(references)
         judgements = judge_all(self.metric, predictions, references, keywords)
-        result = summarise(judgements)
+        result = summarise(judgements, sum(not isinstance(p, str) for p in predictions))
         result['details'] = [{
             'pred': prediction,
             'answer': answers[0],

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ..responses import response_text
+
 BLACKLIST_EN = frozenset((
     'and', 'to', 'of', 'in', 'her', 'was', 'with', 'for', 'it', 'from', 'is', 'that', 'his', 'he',
     'by', 'she', 'they', 'or', 'at', 'because', 'be', 'on', 'are', 'their', 'what', 'as', 'had',
@@ -202,11 +204,12 @@ def judge_all(metric: str, predictions: list, answers: list[list[str]],
               keywords: list) -> list[Judgement]:
     """Score every sample on its first answer, as the official script does.
 
-    A prediction that is not a string (None from a failed generation) scores as an empty answer
-    instead of crashing the whole evaluation task.
+    A prediction that is not a string is read by ``responses.response_text`` (a number as its
+    text, a one-string list as that string, anything else as an empty answer) instead of
+    crashing the whole evaluation; callers count them.
     """
     score = METRICS[metric]
-    return [score(prediction if isinstance(prediction, str) else '', answer_list[0], keyword or '')
+    return [score(response_text(prediction), answer_list[0], keyword or '')
             for prediction, answer_list, keyword in zip(predictions, answers, keywords)]
 
 

@@ -11,6 +11,7 @@ import random
 from pathlib import Path
 from typing import Iterable
 
+from ..sizes import parse_size
 from .build import write_jsonl
 from .tasks import LEVELS, TASKS, Task
 
@@ -83,7 +84,7 @@ def synthetic_records(task: Task, level: str, count: int, scale: int, seed: int)
     rng = random.Random(f'{seed}:{task.name}')
     used: set = set()
     facts = [_fact(task, rng, used) for _ in range(count + 8)]
-    target = int(level[:-1]) * 1000 // scale
+    target = parse_size(level) // scale
     level_rng = random.Random(f'{seed}:{task.name}:{level}')
     records = []
     for index, fact in enumerate(facts[:count]):

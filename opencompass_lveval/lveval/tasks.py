@@ -1,14 +1,20 @@
 """The LV-Eval task table: the one place that knows the 11 datasets.
 
-Loaders, OpenCompass dataset configs, the scorer and the summary groups are all derived from
-``TASKS``; adding a dataset is adding one row. Prompts, generation lengths and metric names are the
+Loaders, OpenCompass dataset configs, the scorer, the summary groups and the builders are all
+derived from ``TASKS``; adding a dataset is adding one row. Prompts, generation lengths and metric names are the
 official constants, byte-identical (``tests/test_tasks.py`` checks them against the reference).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
+from ..sizes import is_size
+
+# The official length levels, the only ones in the default configs; any other size (``512k``,
+# ``1000k``, ``8k``) is a level too, for data made with the builders.
 LEVELS = ('16k', '32k', '64k', '128k', '256k')
+ABBR_PREFIX = 'LVEval_'  # OpenCompass's dataset abbreviations: LVEval_{dataset}_{level}
 
 _EN_MIXUP_PROMPT = (
     'Please answer the following question based on the given passages. Questions and answers are '
@@ -42,7 +48,7 @@ _LIC_PROMPT = (
 
 @dataclass(frozen=True)
 class Task:
-    """One LV-Eval dataset: everything needed to load, prompt, score and group it."""
+    """One LV-Eval dataset: everything needed to load, prompt, score, group and build it."""
 
     name: str
     language: str  # 'en' (lengths in words) or 'zh' (lengths in characters)
@@ -51,10 +57,16 @@ class Task:
     qa_pairs: int  # records per length level in the official release
     max_out_len: int
     prompt: str
+    # How the release was constructed (REFERENCE.md's table), for the builders:
+    hops: int = 1  # supporting documents per QA pair
+    confusing_facts: bool = False  # CFI: confusing facts inserted into the context
+    keyword_rules: bool = False  # KPR: keyword and phrase replacement applied
+    answer_keywords: bool = False  # records carry answer keywords for the metric's gate
+    haystack: bool = False  # a needle in a haystack of books (factrecall), not mixed documents
 
     def abbr(self, level: str) -> str:
         """The OpenCompass dataset abbreviation, e.g. ``LVEval_cmrc_mixup_16k``."""
-        return f'LVEval_{self.name}_{level}'
+        return f'{ABBR_PREFIX}{self.name}_{level}'
 
     def subset(self, level: str) -> str:
         """The official subset / file stem, e.g. ``cmrc_mixup_16k``."""
@@ -63,24 +75,27 @@ class Task:
 
 TASKS: tuple[Task, ...] = (
     Task('hotpotwikiqa_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_cqa', 124, 64,
-         _HOTPOT_PROMPT),
+         _HOTPOT_PROMPT, hops=2, confusing_facts=True, keyword_rules=True, answer_keywords=True),
     Task('loogle_SD_mixup', 'en', 'qa_f1_score_with_gold_ans', 'single_hop_qa', 160, 64,
-         _EN_MIXUP_PROMPT),
+         _EN_MIXUP_PROMPT, answer_keywords=True),
     Task('loogle_CR_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_qa', 99, 64,
-         _EN_MIXUP_PROMPT),
+         _EN_MIXUP_PROMPT, hops=2, answer_keywords=True),
     Task('loogle_MIR_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_qa', 139, 64,
-         _EN_MIXUP_PROMPT),
+         _EN_MIXUP_PROMPT, hops=2, answer_keywords=True),
     Task('multifieldqa_en_mixup', 'en', 'qa_f1_score_with_gold_ans', 'single_hop_cqa', 101, 64,
-         _EN_MIXUP_PROMPT),
+         _EN_MIXUP_PROMPT, confusing_facts=True, keyword_rules=True, answer_keywords=True),
     Task('multifieldqa_zh_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_cqa', 133, 64,
-         _MULTIFIELDQA_ZH_PROMPT),
-    Task('factrecall_en', 'en', 'qa_f1_score', 'factrecall_cqa', 200, 16, _FACTRECALL_EN_PROMPT),
-    Task('factrecall_zh', 'zh', 'qa_f1_zh_score', 'factrecall_cqa', 200, 16, _FACTRECALL_ZH_PROMPT),
+         _MULTIFIELDQA_ZH_PROMPT, confusing_facts=True, keyword_rules=True, answer_keywords=True),
+    Task('factrecall_en', 'en', 'qa_f1_score', 'factrecall_cqa', 200, 16, _FACTRECALL_EN_PROMPT,
+         confusing_facts=True, keyword_rules=True, haystack=True),
+    Task('factrecall_zh', 'zh', 'qa_f1_zh_score', 'factrecall_cqa', 200, 16, _FACTRECALL_ZH_PROMPT,
+         confusing_facts=True, keyword_rules=True, haystack=True),
     Task('cmrc_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_qa', 200, 64,
-         _ZH_MIXUP_PROMPT),
-    Task('lic_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'multi_hop_cqa', 197, 64, _LIC_PROMPT),
+         _ZH_MIXUP_PROMPT, keyword_rules=True),
+    Task('lic_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'multi_hop_cqa', 197, 64, _LIC_PROMPT,
+         hops=2, confusing_facts=True, answer_keywords=True),
     Task('dureader_mixup', 'zh', 'rouge_zh_score_blacklist', 'multi_hop_qa', 176, 64,
-         _ZH_MIXUP_PROMPT),
+         _ZH_MIXUP_PROMPT, hops=2),
 )
 
 TASKS_BY_NAME: dict[str, Task] = {task.name: task for task in TASKS}
@@ -90,10 +105,21 @@ GROUPS = ('single_hop_qa', 'single_hop_cqa', 'multi_hop_qa', 'multi_hop_cqa', 'f
 
 
 def split_subset(subset: str) -> tuple[Task, str]:
-    """``'cmrc_mixup_16k'`` -> (cmrc_mixup task, '16k'); a clear error for unknown names."""
+    """``'cmrc_mixup_16k'`` -> (cmrc_mixup task, '16k'); any size is a level (``_512k``, ``_1m``);
+    a clear error for unknown names."""
     name, _, level = subset.rpartition('_')
-    if name not in TASKS_BY_NAME or level not in LEVELS:
+    if name not in TASKS_BY_NAME or not is_size(level):
         raise ValueError(
             f'{subset!r} is not an LV-Eval subset: expected {{dataset}}_{{level}} with dataset in '
-            f'{sorted(TASKS_BY_NAME)} and level in {list(LEVELS)}')
+            f'{sorted(TASKS_BY_NAME)} and a level such as {", ".join(LEVELS)} or 512k')
     return TASKS_BY_NAME[name], level
+
+
+def split_abbr(abbr: str) -> Optional[tuple[Task, str]]:
+    """(task, level) of an OpenCompass abbreviation (``LVEval_cmrc_mixup_512k``), else None."""
+    if not abbr.startswith(ABBR_PREFIX):
+        return None
+    try:
+        return split_subset(abbr[len(ABBR_PREFIX):])
+    except ValueError:
+        return None

@@ -2,8 +2,9 @@
 
 - ``ExtractiveBaseline`` (LV-Eval): returns the context sentence that best matches the question
   (BM25), minus the words of the question itself; a retrieval floor a model must beat.
-- ``RandomGuessBaseline``: a valid random answer, seeded per prompt: a permutation for TSort, a
-  designation for BestAnswer, a random context sentence otherwise.
+- ``RandomGuessBaseline``: a valid random answer, seeded per prompt: what the Ada-LEval task table
+  gives for a prompt of its tasks (a permutation for TSort, a designation for BestAnswer), a
+  random context sentence otherwise.
 """
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from collections import Counter
 
 from opencompass.models.base import BaseModel
 from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
+from opencompass.registry import MODELS
+
+from ..adaleval.tasks import TASKS as ADALEVAL_TASKS
 
 _SENTENCE_END = re.compile(r'(?<=[.!?。！？；;])\s*|\n+')
 _WORD = re.compile(r'\w+')
 _CJK = re.compile(r'[\u4e00-\u9fff]')
-_DESIGNATION = re.compile(r'(?m)^A(\d+):')
 
 
 def is_chinese(text: str) -> bool:
@@ -78,6 +81,7 @@ class _CPUModel(BaseModel):
         raise NotImplementedError
 
 
+@MODELS.register_module()
 class ExtractiveBaseline(_CPUModel):
     """The context sentence that best matches the question, without the question's own words."""
 
@@ -97,6 +101,7 @@ class ExtractiveBaseline(_CPUModel):
         return ' '.join(words[:max_out_len])
 
 
+@MODELS.register_module()
 class RandomGuessBaseline(_CPUModel):
     """A valid random answer, the same for the same prompt and seed whatever the batching."""
 
@@ -106,14 +111,9 @@ class RandomGuessBaseline(_CPUModel):
 
     def answer(self, prompt: str, max_out_len: int) -> str:
         rng = random.Random(f'{self.seed}:{hashlib.sha1(prompt.encode()).hexdigest()}')
-        if 'Part 4' in prompt and 'correct order' in prompt:  # TSort
-            order = [1, 2, 3, 4]
-            rng.shuffle(order)
-            return f'Answer: {order}'
-        # The answers follow the last "Possible answers" line (the instructions show a sample).
-        designations = {int(n) for n in _DESIGNATION.findall(
-            prompt.rpartition('Possible answers are given below.')[2])}
-        if designations:  # BestAnswer
-            return f'Answer: A{rng.randint(1, max(designations))}'
+        for task in ADALEVAL_TASKS:  # each task recognises its own prompts
+            answer = task.random_answer(prompt, rng)
+            if answer is not None:
+                return answer
         candidates = sentences(split_prompt(prompt)[0])
         return ' '.join(rng.choice(candidates).split()[:max_out_len]) if candidates else ''

@@ -5,10 +5,12 @@ from typing import Optional
 
 from opencompass.models.huggingface_above_v4_33 import (HuggingFacewithChatTemplate,
                                                         _get_stopping_criteria)
+from opencompass.registry import MODELS
 
 from .prompt_fitting import PromptFitting
 
 
+@MODELS.register_module()
 class LongContextHF(PromptFitting, HuggingFacewithChatTemplate):
     """OpenCompass's HF chat wrapper, but the prompt is cut in the middle on token ids to fit
     ``max_seq_len - max_out_len - template`` (OpenCompass truncates from the left first).

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from opencompass.models.base import BaseModel
+from opencompass.registry import MODELS
 
 from .prompt_fitting import PromptFitting
 
@@ -18,6 +19,7 @@ def load_engine(path: str, model_kwargs: dict) -> tuple[Any, Any]:
     return LLM(path, **model_kwargs), SamplingParams
 
 
+@MODELS.register_module()
 class LongContextVLLM(PromptFitting, BaseModel):
     """vLLM, greedy, with prompts middle-truncated on token ids to fit the window.
 

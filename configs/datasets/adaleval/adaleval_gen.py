@@ -2,23 +2,25 @@
 # (1000 below 32k, 200 from 32k; `cheap=True` in adaleval_entries for 200 / 50), strict answer
 # extraction (`extraction='official'` reproduces the official code). Data: $ADALEVAL_DATA_DIR or
 # ./data/AdaLEval, the official stackselect_*.json / textsort_*.json at any depth.
+# Settings made with `lveval build` (256k, ...) take one line in your config, e.g.
+#   adaleval_datasets += __import__('opencompass_lveval.adaleval.entries',
+#       fromlist=['at_settings']).at_settings(adaleval_datasets, ['256k'], tasks=['bestanswer'])
 from opencompass.openicl.icl_inferencer import GenInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
 from opencompass_lveval.adaleval.evaluator import AdaLEvalEvaluator
+from opencompass_lveval.prompt_template import LongContextPromptTemplate
 
-_configs = __import__('opencompass_lveval.configs', fromlist=['adaleval_entries'])
+_entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval_entries'])
 
-
-def _dataset(entry):
-    return dict(
+adaleval_datasets = [
+    dict(
         type=AdaLEvalDataset, abbr=entry['abbr'], task=entry['task'], setting=entry['setting'],
         path=entry['path'], cheap=entry['cheap'], position=entry['position'],
         reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
         infer_cfg=dict(
-            prompt_template=dict(type=PromptTemplate,
+            prompt_template=dict(type=LongContextPromptTemplate,
                                  template=dict(round=[dict(role='HUMAN', prompt='{prompt}')])),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=GenInferencer, max_out_len=entry['max_out_len']),
@@ -26,11 +28,6 @@ def _dataset(entry):
         eval_cfg=dict(evaluator=dict(type=AdaLEvalEvaluator, task=entry['task'],
                                      extraction=entry['extraction']), pred_role='BOT'),
     )
-
-
-adaleval_datasets = [_dataset(entry) for entry in _configs.adaleval_entries()]
-# BestAnswer with the accepted answer moved to the front, middle or rear (position bias).
-adaleval_position_bias_datasets = [
-    _dataset(entry) for position in ('front', 'middle', 'rear')
-    for entry in _configs.adaleval_entries(tasks=['bestanswer'], position=position)]
-del _configs, _dataset
+    for entry in _entries.adaleval_entries()
+]
+del _entries

@@ -2,13 +2,14 @@
 # as "Answer: [a, b, c, d]" and the model's lowest-perplexity order is its answer. Needs a model
 # with get_ppl (LongContextHF; chat templates are not applied when scoring).
 from opencompass.openicl.icl_inferencer import PPLInferencer
-from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.openicl.icl_retriever import ZeroRetriever
 
 from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
 from opencompass_lveval.adaleval.evaluator import AdaLEvalEvaluator
+from opencompass_lveval.prompt_template import LongContextPromptTemplate
 
-_configs = __import__('opencompass_lveval.configs', fromlist=['adaleval_entries'])
+_entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval_entries'])
+_orders = __import__('opencompass_lveval.adaleval.tasks', fromlist=['TSORT_ORDERS']).TSORT_ORDERS
 
 adaleval_tsort_ppl_datasets = [
     dict(
@@ -16,14 +17,13 @@ adaleval_tsort_ppl_datasets = [
         setting=entry['setting'], path=entry['path'], cheap=entry['cheap'],
         reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
         infer_cfg=dict(
-            prompt_template=dict(type=PromptTemplate,
-                                 template={order: '{prompt}Answer: ' + order
-                                           for order in _configs.TSORT_ORDERS}),
+            prompt_template=dict(type=LongContextPromptTemplate,
+                                 template={order: '{prompt}Answer: ' + order for order in _orders}),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=PPLInferencer),
         ),
         eval_cfg=dict(evaluator=dict(type=AdaLEvalEvaluator, task='tsort')),
     )
-    for entry in _configs.adaleval_entries(tasks=['tsort'])
+    for entry in _entries.adaleval_entries(tasks=['tsort'])
 ]
-del _configs
+del _entries, _orders

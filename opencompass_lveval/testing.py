@@ -1,4 +1,6 @@
-"""A tokenizer trained at test time and a tiny random Llama: real HF objects, no downloads."""
+"""Helpers for tests and benches: a tokenizer trained on the spot and a tiny random Llama, real
+Hugging Face objects made offline. Needs ``transformers`` and ``tokenizers`` (and torch for the
+model), imported when called."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,0 +1,12 @@
+# Ada-LEval BestAnswer with the accepted answer moved to the front, middle or rear of the
+# candidates (the paper's position-bias study), at every BestAnswer setting.
+from mmengine.config import read_base
+
+with read_base():
+    from .adaleval_gen import adaleval_datasets
+
+_entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['with_position'])
+adaleval_position_bias_datasets = [
+    dataset for position in ('front', 'middle', 'rear')
+    for dataset in _entries.with_position(adaleval_datasets, position)]
+del _entries, adaleval_datasets  # only the variants: `--datasets` takes every *_datasets name

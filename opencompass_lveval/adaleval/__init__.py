@@ -1,0 +1,1 @@
+"""Ada-LEval: BestAnswer and TSort (tasks.py is the table)."""

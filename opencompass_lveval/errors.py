@@ -1,0 +1,21 @@
+"""Error types both benchmarks share, kept free of heavy imports so light commands can raise them.
+
+Every message names the file (and line or item where there is one) and says how to fix it; the
+``lveval`` command prints it in one line instead of a traceback.
+"""
+
+
+class DataError(ValueError):
+    """A problem with an input file: data, predictions or responses."""
+
+
+class LVEvalDataError(DataError):
+    """A problem with LV-Eval data or prediction files."""
+
+
+class AdaLEvalDataError(DataError):
+    """A problem with Ada-LEval data or response files."""
+
+
+class ReportError(ValueError):
+    """A folder holds no results to report on, or unreadable ones; the message says what to do."""

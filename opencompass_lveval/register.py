@@ -1,0 +1,9 @@
+"""``import opencompass_lveval.register``: every class of the package in OpenCompass's registries.
+
+For configs that name classes by string, e.g. ``type='LVEvalDataset'`` after
+``custom_imports = dict(imports=['opencompass_lveval.register'])``.
+"""
+import opencompass_lveval
+
+for _name in opencompass_lveval._CLASSES:
+    getattr(opencompass_lveval, _name)

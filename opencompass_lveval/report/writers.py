@@ -1,0 +1,29 @@
+"""Tables as Markdown and CSV: two decimals, ``-`` (Markdown) or empty (CSV) where missing."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from .tables import Table
+
+
+def markdown_cell(value) -> str:
+    return '-' if value is None else f'{value:.2f}' if isinstance(value, float) else str(value)
+
+
+def to_markdown(table: Table) -> str:
+    lines = [f'### {table.name}', '', '| ' + ' | '.join(table.header) + ' |',
+             '|' + '---|' * len(table.header)]
+    lines += ['| ' + ' | '.join(markdown_cell(v) for v in row) + ' |' for row in table.rows]
+    return '\n'.join(lines) + '\n'
+
+
+def csv_cell(value):
+    return '' if value is None else round(value, 2) if isinstance(value, float) else value
+
+
+def write_csv(table: Table, path: Path) -> None:
+    with open(path, 'w', newline='', encoding='utf-8') as stream:
+        writer = csv.writer(stream)
+        writer.writerow(table.header)
+        writer.writerows([[csv_cell(v) for v in row] for row in table.rows])

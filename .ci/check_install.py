@@ -1,6 +1,7 @@
 """Run from a folder outside the checkout with the python of a fresh virtual environment that has
 the built wheel installed (not editable): every module imports, every shipped config loads, and a
 config written here reads the package's configs through mmengine's read_base."""
+
 from __future__ import annotations
 
 import importlib
@@ -14,8 +15,11 @@ import opencompass_lveval
 package = Path(opencompass_lveval.__file__).resolve().parent
 assert 'site-packages' in package.parts, f'not the installed wheel: {package}'
 
-modules = [m.name for m in pkgutil.walk_packages([str(package)], 'opencompass_lveval.')
-           if not m.name.startswith('opencompass_lveval.configs')]
+modules = [
+    m.name
+    for m in pkgutil.walk_packages([str(package)], 'opencompass_lveval.')
+    if not m.name.startswith('opencompass_lveval.configs')
+]
 for name in modules:
     importlib.import_module(name)
 print(f'imported {len(modules)} modules from {package}')
@@ -27,14 +31,14 @@ for path in configs:
     Config.fromfile(str(path), format_python_code=False)
 print(f'loaded {len(configs)} shipped configs')
 
-Path('my_eval.py').write_text('''from mmengine.config import read_base
+Path('my_eval.py').write_text("""from mmengine.config import read_base
 with read_base():
     from opencompass_lveval.configs.datasets.lveval.lveval_gen import lveval_datasets
     from opencompass_lveval.configs.datasets.adaleval.adaleval_gen import adaleval_datasets
     from opencompass_lveval.configs.models.cpu_baselines import models
     from opencompass_lveval.configs.summarizers.lveval import summarizer
 datasets = lveval_datasets + adaleval_datasets
-''')
+""")
 cfg = Config.fromfile('my_eval.py', format_python_code=False)
 abbrs = [d['abbr'] for d in cfg.datasets]
 assert sum(a.startswith('LVEval_') for a in abbrs) == 55, abbrs
@@ -44,10 +48,12 @@ assert cfg.summarizer['type'].__name__ == 'LongContextSummarizer'
 print(f'a config outside the checkout read {len(abbrs)} datasets, 2 models and the summarizer')
 
 bin_dir = Path(sys.executable).parent
-folder = subprocess.run([bin_dir / 'lveval', 'configs-dir'], capture_output=True, text=True,
-                        check=True).stdout.strip()
+folder = subprocess.run(
+    [bin_dir / 'lveval', 'configs-dir'], capture_output=True, text=True, check=True
+).stdout.strip()
 assert Path(folder) == package / 'configs', folder
-help_text = subprocess.run([bin_dir / 'lveval', '--help'], capture_output=True, text=True,
-                           check=True).stdout
+help_text = subprocess.run(
+    [bin_dir / 'lveval', '--help'], capture_output=True, text=True, check=True
+).stdout
 assert 'score-adaleval' in help_text
 print(f'lveval configs-dir -> {folder}; lveval --help works')

@@ -6,6 +6,7 @@
 Peak memory is the child's maximum resident set; the baseline line shows what importing the
 package (OpenCompass, torch) costs by itself, so the builder's own share is the difference.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,11 +40,23 @@ def main() -> None:
     seconds, peak = run([sys.executable, '-c', 'import opencompass_lveval'])
     print(f'baseline: import opencompass_lveval  {seconds:6.1f} s  peak {peak / 1e9:.2f} GB')
     jobs = {
-        'factrecall': [lveval + ['build', 'factrecall', '--language', language, '--corpora',
-                                 args.corpora, '--out', f'{args.out}/factrecall_{language}']
-                       for language in ('en', 'zh')],
-        'replica': [lveval + ['build', 'replica', '--corpora', args.corpora, '--out',
-                              f'{args.out}/replica']],
+        'factrecall': [
+            lveval
+            + [
+                'build',
+                'factrecall',
+                '--language',
+                language,
+                '--corpora',
+                args.corpora,
+                '--out',
+                f'{args.out}/factrecall_{language}',
+            ]
+            for language in ('en', 'zh')
+        ],
+        'replica': [
+            lveval + ['build', 'replica', '--corpora', args.corpora, '--out', f'{args.out}/replica']
+        ],
     }
     for name, commands in jobs.items():
         if args.only and name != args.only:
@@ -54,9 +67,11 @@ def main() -> None:
             seconds, peak = run(command)
             size = sum(p.stat().st_size for p in out.glob('*.jsonl'))
             largest = max(p.stat().st_size for p in out.glob('*.jsonl'))
-            print(f'{out.name:>14}: {seconds:6.1f} s  peak {peak / 1e9:.2f} GB  '
-                  f'{len(list(out.glob("*.jsonl")))} files, {size / 1e9:.2f} GB, largest '
-                  f'{largest / 1e6:.0f} MB')
+            print(
+                f'{out.name:>14}: {seconds:6.1f} s  peak {peak / 1e9:.2f} GB  '
+                f'{len(list(out.glob("*.jsonl")))} files, {size / 1e9:.2f} GB, largest '
+                f'{largest / 1e6:.0f} MB'
+            )
 
 
 if __name__ == '__main__':

@@ -12,6 +12,7 @@ Both result folders are then compared byte for byte.
 
     python bench/bench_cli.py --official PATH/TO/LVEval [--golden ../shared/golden/lveval]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,7 @@ OFFICIAL_FILES = ('evaluation.py', 'config.py', 'metrics.py', 'utils.py')
 def run(command: list, cwd: Path) -> tuple[float, int]:
     """(wall seconds, peak RSS bytes) of one command in a fresh process; fails loudly."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     if status:
@@ -59,15 +59,17 @@ def official_copy(checkout: Path, folder: Path) -> Path:
         shutil.copy(checkout / name, folder / name)
     utils = folder / 'utils.py'
     lines = utils.read_text(encoding='utf-8').splitlines(keepends=True)
-    utils.write_text(''.join(line for line in lines if line.strip() != 'import torch'),
-                     encoding='utf-8')
+    utils.write_text(
+        ''.join(line for line in lines if line.strip() != 'import torch'), encoding='utf-8'
+    )
     return folder
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--official', type=Path, required=True,
-                        help='a checkout of github.com/infinigence/LVEval')
+    parser.add_argument(
+        '--official', type=Path, required=True, help='a checkout of github.com/infinigence/LVEval'
+    )
     parser.add_argument('--golden', type=Path, default=GOLDEN)
     parser.add_argument('--repeat', type=int, default=3)
     args = parser.parse_args()
@@ -76,22 +78,29 @@ def main() -> None:
         ours = prediction_copy(args.golden, scratch / 'ours')
         theirs = prediction_copy(args.golden, scratch / 'official_input')
         script = official_copy(args.official, scratch / 'official') / 'evaluation.py'
-        rows = [('lveval --help', best([LVEVAL, '--help'], scratch, args.repeat)),
-                ('lveval score (55 files)', best([LVEVAL, 'score', ours], scratch, args.repeat)),
-                ('official evaluation.py (55 files)',
-                 best([sys.executable, script, '--input-dir', theirs], script.parent,
-                      args.repeat))]
-        same = all((ours / 'eval_result' / name).read_bytes() ==
-                   (theirs / 'eval_result' / name).read_bytes()
-                   for name in ('result.json', 'result.csv'))
+        rows = [
+            ('lveval --help', best([LVEVAL, '--help'], scratch, args.repeat)),
+            ('lveval score (55 files)', best([LVEVAL, 'score', ours], scratch, args.repeat)),
+            (
+                'official evaluation.py (55 files)',
+                best([sys.executable, script, '--input-dir', theirs], script.parent, args.repeat),
+            ),
+        ]
+        same = all(
+            (ours / 'eval_result' / name).read_bytes()
+            == (theirs / 'eval_result' / name).read_bytes()
+            for name in ('result.json', 'result.csv')
+        )
         official_time, official_memory = rows[-1][1]
         print(f'{"command":<36}{"best of " + str(args.repeat):>12}{"peak memory":>14}')
         for name, (seconds, memory) in rows:
             print(f'{name:<36}{seconds:>10.2f} s{memory / 2**20:>11.0f} MB')
         score_time, score_memory = rows[1][1]
-        print(f'lveval score / official: {score_time / official_time:.2f}x the time, '
-              f'{score_memory / official_memory:.2f}x the memory; result.json and result.csv '
-              f'{"byte-identical" if same else "DIFFERENT"}')
+        print(
+            f'lveval score / official: {score_time / official_time:.2f}x the time, '
+            f'{score_memory / official_memory:.2f}x the memory; result.json and result.csv '
+            f'{"byte-identical" if same else "DIFFERENT"}'
+        )
 
 
 if __name__ == '__main__':

@@ -7,6 +7,7 @@ loader in a fresh subprocess and reports wall time and peak memory above the pro
 
     python bench/bench_loader.py [--corpora ../shared/corpora] [--work /tmp/lveval_bench]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,7 @@ from corpora import DEFAULT, read_book
 
 RECORDS, WORDS = 124, 128_000
 
-MEASURE = r'''
+MEASURE = r"""
 import json, sys, time
 mode, path = sys.argv[1], sys.argv[2]
 if mode != 'bare':
@@ -48,7 +49,7 @@ else:  # the whole OpenCompass-facing construction, reader included
 seconds = time.perf_counter() - start
 print(json.dumps({'mode': mode, 'rows': n, 'seconds': seconds,
                   'peak_bytes': status('VmHWM') - base}))
-'''
+"""
 
 
 def build_file(corpora: Path, out: Path, seed: int = 0) -> Path:
@@ -63,17 +64,25 @@ def build_file(corpora: Path, out: Path, seed: int = 0) -> Path:
     with open(path, 'w', encoding='utf-8') as stream:
         for i in range(RECORDS):
             start = rng.randrange(len(words) - WORDS)
-            record = dict(input=f'Question {i}?', context=' '.join(words[start:start + WORDS]),
-                          answers=[f'answer {i}'], length=WORDS, dataset='hotpotwikiqa_mixup',
-                          language='en', answer_keywords=f'answer {i}', confusing_facts=[],
-                          all_classes=None)
+            record = dict(
+                input=f'Question {i}?',
+                context=' '.join(words[start : start + WORDS]),
+                answers=[f'answer {i}'],
+                length=WORDS,
+                dataset='hotpotwikiqa_mixup',
+                language='en',
+                answer_keywords=f'answer {i}',
+                confusing_facts=[],
+                all_classes=None,
+            )
             stream.write(json.dumps(record, ensure_ascii=False) + '\n')
     return path
 
 
 def measure(mode: str, path: Path) -> dict:
-    out = subprocess.run([sys.executable, '-c', MEASURE, mode, str(path)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, '-c', MEASURE, mode, str(path)], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -91,11 +100,15 @@ def main() -> None:
         runs = [measure(mode, path) for _ in range(args.repeat)]
         best[mode] = min(runs, key=lambda r: r['seconds'])
         peak = max(r['peak_bytes'] for r in runs)
-        print(f'{mode:>5}: best {best[mode]["seconds"]:.3f} s of {args.repeat}, '
-              f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {best[mode]["rows"]}')
+        print(
+            f'{mode:>5}: best {best[mode]["seconds"]:.3f} s of {args.repeat}, '
+            f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {best[mode]["rows"]}'
+        )
     ratio = best['ours']['seconds'] / best['bare']['seconds']
-    print(f'time ours/bare: {ratio:.2f}x (target <= 2x); '
-          f'peak ours/file: {best["ours"]["peak_bytes"] / size:.2f}x (target <= 2x)')
+    print(
+        f'time ours/bare: {ratio:.2f}x (target <= 2x); '
+        f'peak ours/file: {best["ours"]["peak_bytes"] / size:.2f}x (target <= 2x)'
+    )
 
 
 if __name__ == '__main__':

@@ -10,6 +10,7 @@ official way changed the kept head or tail.
 
     python bench/bench_truncation.py [--corpora ../shared/corpora] [--repeat 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,10 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from corpora import DEFAULT, read_book  # noqa: E402
+
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
 from opencompass_lveval.testing import train_tokenizer  # noqa: E402
 from opencompass_lveval.truncation import PromptFrame, fit_prompt  # noqa: E402
-from corpora import DEFAULT, read_book  # noqa: E402
 
 WINDOW, MAX_OUT = 32 * 1024, 64
 
@@ -34,16 +36,17 @@ def official_way(tokenizer, prompt: str, budget: int) -> list[int]:
     if len(ids) > budget:
         half = budget // 2
         prompt = tokenizer.decode(ids[:half]) + tokenizer.decode(ids[-half:])
-    chat = tokenizer.apply_chat_template([{'role': 'user', 'content': prompt}],
-                                         add_generation_prompt=True, tokenize=False)
+    chat = tokenizer.apply_chat_template(
+        [{'role': 'user', 'content': prompt}], add_generation_prompt=True, tokenize=False
+    )
     return tokenizer.encode(chat, add_special_tokens=False)
 
 
-def best_of(repeat: int, fn) -> tuple[float, object]:
+def best_of(repeat: int, fn, *args, **kwargs) -> tuple[float, object]:
     times, result = [], None
     for _ in range(repeat):
         start = time.perf_counter()
-        result = fn()
+        result = fn(*args, **kwargs)
         times.append(time.perf_counter() - start)
     return min(times), result
 
@@ -58,30 +61,36 @@ def main() -> None:
     chinese = ''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())[:256_000]
     start = time.perf_counter()
     tokenizer = train_tokenizer([english[:2_000_000], chinese[:300_000]], vocab_size=16_000)
-    print(f'tokenizer: byte-level BPE, {len(tokenizer)} ids, trained in '
-          f'{time.perf_counter() - start:.1f} s; window {WINDOW}, max_out_len {MAX_OUT}')
+    print(
+        f'tokenizer: byte-level BPE, {len(tokenizer)} ids, trained in '
+        f'{time.perf_counter() - start:.1f} s; window {WINDOW}, max_out_len {MAX_OUT}'
+    )
     frame = PromptFrame.for_chat(tokenizer)
     budget = WINDOW - MAX_OUT - len(frame)
-    for name, task, context in (('en 256k words', 'factrecall_en', english),
-                                ('zh 256k chars', 'factrecall_zh', chinese)):
+    for name, task, context in (
+        ('en 256k words', 'factrecall_en', english),
+        ('zh 256k chars', 'factrecall_zh', chinese),
+    ):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
-        bare_s, ids = best_of(args.repeat,
-                              lambda: tokenizer.encode(prompt, add_special_tokens=False))
-        ours_s, ours = best_of(args.repeat,
-                               lambda: fit_prompt(tokenizer, prompt, frame, WINDOW, MAX_OUT))
-        official_s, official = best_of(args.repeat, lambda: official_way(tokenizer, prompt, budget))
-        body = ours[len(frame.prefix):len(ours) - len(frame.suffix)]
+        bare_s, ids = best_of(args.repeat, tokenizer.encode, prompt, add_special_tokens=False)
+        ours_s, ours = best_of(args.repeat, fit_prompt, tokenizer, prompt, frame, WINDOW, MAX_OUT)
+        official_s, official = best_of(args.repeat, official_way, tokenizer, prompt, budget)
+        body = ours[len(frame.prefix) : len(ours) - len(frame.suffix)]
         head = budget - budget // 2
-        exact = body[:head] == ids[:head] and body[head:] == ids[len(ids) - budget // 2:]
+        exact = body[:head] == ids[:head] and body[head:] == ids[len(ids) - budget // 2 :]
         print(f'{name}: {len(ids)} prompt ids, budget {budget}')
         print(f'  bare encode {bare_s:.3f} s')
-        print(f'  ours        {ours_s:.3f} s ({ours_s / bare_s:.2f}x bare), {len(body)} prompt ids'
-              f' (budget {budget}), head and tail kept exactly: {exact}')
-        official_body = official[len(frame.prefix):len(official) - len(frame.suffix)]
-        print(f'  official    {official_s:.3f} s ({official_s / bare_s:.2f}x bare), '
-              f'{len(official_body)} prompt ids after re-encoding (budget {budget}), '
-              f'ids differing from ours: {sum(a != b for a, b in zip(official_body, body))}, '
-              f'broken characters: {tokenizer.decode(official).count(chr(0xFFFD))}')
+        print(
+            f'  ours        {ours_s:.3f} s ({ours_s / bare_s:.2f}x bare), {len(body)} prompt ids'
+            f' (budget {budget}), head and tail kept exactly: {exact}'
+        )
+        official_body = official[len(frame.prefix) : len(official) - len(frame.suffix)]
+        print(
+            f'  official    {official_s:.3f} s ({official_s / bare_s:.2f}x bare), '
+            f'{len(official_body)} prompt ids after re-encoding (budget {budget}), '
+            f'ids differing from ours: {sum(a != b for a, b in zip(official_body, body))}, '
+            f'broken characters: {tokenizer.decode(official).count(chr(0xFFFD))}'
+        )
 
 
 if __name__ == '__main__':

@@ -1,4 +1,5 @@
 """Where the public-domain books are: ../shared/corpora beside the checkout."""
+
 from __future__ import annotations
 
 from pathlib import Path

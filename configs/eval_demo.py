@@ -14,20 +14,32 @@ with read_base():
     from .summarizers.lveval import summarizer as lveval_summarizer
 
 _entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval_summary_abbrs'])
-datasets = lveval_datasets + [d for d in adaleval_datasets
-                              if d['abbr'] in {'AdaLEval_bestanswer_1k', 'AdaLEval_bestanswer_2k',
-                                               'AdaLEval_tsort_2k', 'AdaLEval_tsort_4k'}]
+datasets = lveval_datasets + [
+    d
+    for d in adaleval_datasets
+    if d['abbr']
+    in {
+        'AdaLEval_bestanswer_1k',
+        'AdaLEval_bestanswer_2k',
+        'AdaLEval_tsort_2k',
+        'AdaLEval_tsort_4k',
+    }
+]
 for _dataset in datasets:
     _dataset['path'] = 'data/demo'  # written by `lveval data synth data/demo`
     if 'setting' in _dataset:  # Ada-LEval: 10 synthetic records where the papers use 1000
         _dataset['limit'] = 10
 summarizer = dict(
     type=lveval_summarizer['type'],
-    dataset_abbrs=(lveval_summarizer['dataset_abbrs'][:6] +
-                   _entries.adaleval_summary_abbrs([d['abbr'] for d in datasets]) +
-                   lveval_summarizer['dataset_abbrs'][6:]),
-    summary_groups=(lveval_summarizer['summary_groups'] +
-                    _entries.adaleval_summary_groups([d['abbr'] for d in datasets])),
+    dataset_abbrs=(
+        lveval_summarizer['dataset_abbrs'][:6]
+        + _entries.adaleval_summary_abbrs([d['abbr'] for d in datasets])
+        + lveval_summarizer['dataset_abbrs'][6:]
+    ),
+    summary_groups=(
+        lveval_summarizer['summary_groups']
+        + _entries.adaleval_summary_groups([d['abbr'] for d in datasets])
+    ),
 )
 work_dir = 'outputs/demo'
 infer = dict(

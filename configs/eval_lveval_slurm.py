@@ -17,11 +17,21 @@ models = vllm_paper_models
 work_dir = 'outputs/lveval_slurm'
 infer = dict(
     partitioner=dict(type=NumWorkerPartitioner, num_worker=8),
-    runner=dict(type=SlurmRunner, partition='gpu', max_num_workers=32, retry=2,
-                task=dict(type=OpenICLInferTask)),
+    runner=dict(
+        type=SlurmRunner,
+        partition='gpu',
+        max_num_workers=32,
+        retry=2,
+        task=dict(type=OpenICLInferTask),
+    ),
 )
 eval = dict(
     partitioner=dict(type=NaivePartitioner, n=11),
-    runner=dict(type=SlurmRunner, partition='cpu', max_num_workers=16, retry=1,
-                task=dict(type=OpenICLEvalTask)),
+    runner=dict(
+        type=SlurmRunner,
+        partition='cpu',
+        max_num_workers=16,
+        retry=1,
+        task=dict(type=OpenICLEvalTask),
+    ),
 )

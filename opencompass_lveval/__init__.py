@@ -7,6 +7,7 @@ the classes directly, and ``import opencompass_lveval.register`` (or
 ``custom_imports=dict(imports=['opencompass_lveval.register'])``) registers them all so configs
 may name them by string. The classes are also reachable here, loaded on first use.
 """
+
 from __future__ import annotations
 
 import importlib

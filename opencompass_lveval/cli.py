@@ -5,6 +5,7 @@ This module only parses arguments and calls library functions; each command impo
 needs when it runs, so ``lveval --help`` and the commands that need no model (score, report,
 data, build) start without OpenCompass or torch.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,6 +20,7 @@ LVEVAL_LEVELS = '16k,32k,64k,128k,256k'
 
 def _sizes(text: str) -> list[str]:
     from .sizes import parse_sizes
+
     try:
         return parse_sizes(text)
     except ValueError as exc:
@@ -27,12 +29,14 @@ def _sizes(text: str) -> list[str]:
 
 def _configs_dir(args: argparse.Namespace) -> int:
     import opencompass_lveval
+
     print(Path(opencompass_lveval.__file__).resolve().parent.joinpath('configs').resolve())
     return 0
 
 
 def _data_check(args: argparse.Namespace) -> int:
     from .datacheck import check_data_folder
+
     lines, ok = check_data_folder(args.folder, args.benchmark)
     print('\n'.join(lines))
     return 0 if ok else 1
@@ -41,24 +45,32 @@ def _data_check(args: argparse.Namespace) -> int:
 def _data_synth(args: argparse.Namespace) -> int:
     from .adaleval.build import write_synthetic
     from .lveval.synthetic import write_synthetic_data
+
     paths = write_synthetic_data(args.out_dir, count=args.count, scale=args.scale, seed=args.seed)
-    print(f'wrote {len(paths)} LV-Eval subsets ({args.count} records each, lengths / '
-          f'{args.scale}) to {args.out_dir}')
+    print(
+        f'wrote {len(paths)} LV-Eval subsets ({args.count} records each, lengths / '
+        f'{args.scale}) to {args.out_dir}'
+    )
     ada = write_synthetic(Path(args.out_dir) / 'adaleval', seed=args.seed)
-    print(f'wrote {len(ada)} Ada-LEval files ({", ".join(p.name for p in ada)}; 10 records each) '
-          f'to {args.out_dir}/adaleval')
+    print(
+        f'wrote {len(ada)} Ada-LEval files ({", ".join(p.name for p in ada)}; 10 records each) '
+        f'to {args.out_dir}/adaleval'
+    )
     return 0
 
 
 def _score(args: argparse.Namespace) -> int:
     from .lveval.score import score_and_write
+
     print('\n'.join(score_and_write(args.pred_dir)))
     return 0
 
 
 def _score_adaleval(args: argparse.Namespace) -> int:
     import json
+
     from .adaleval.score import score_file
+
     out, summary = score_file(args.file, args.task, args.extraction)
     print(json.dumps(summary))
     print(f'wrote {out}', file=sys.stderr)
@@ -67,6 +79,7 @@ def _score_adaleval(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from .report import write_report
+
     written = write_report(args.work_dir, args.out)
     print(next(p for p in written if p.suffix == '.md').read_text(encoding='utf-8'))
     for path in written:
@@ -78,27 +91,55 @@ def _build(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if args.kind == 'factrecall':
         from .lveval.build import build_factrecall
-        paths = build_factrecall(args.language, args.out, args.corpora, args.levels, args.seed,
-                                 cfi=not args.no_cfi, kpr=not args.no_kpr,
-                                 context=not args.no_context, count=args.count,
-                                 scale=args.scale)
+
+        paths = build_factrecall(
+            args.language,
+            args.out,
+            args.corpora,
+            args.levels,
+            args.seed,
+            cfi=not args.no_cfi,
+            kpr=not args.no_kpr,
+            context=not args.no_context,
+            count=args.count,
+            scale=args.scale,
+        )
     elif args.kind == 'mixup':
         from .lveval.build import build_mixup, read_items, read_rules
-        paths = build_mixup(read_items(args.items), args.dataset, args.language, args.out,
-                            read_rules(args.rules), args.levels, args.seed,
-                            cfi=not args.no_cfi, kpr=not args.no_kpr, scale=args.scale)
+
+        paths = build_mixup(
+            read_items(args.items),
+            args.dataset,
+            args.language,
+            args.out,
+            read_rules(args.rules),
+            args.levels,
+            args.seed,
+            cfi=not args.no_cfi,
+            kpr=not args.no_kpr,
+            scale=args.scale,
+        )
     elif args.kind == 'replica':
         from .lveval.build import build_replica
-        paths = build_replica(args.corpora, args.out, args.seed, args.scale, args.levels,
-                              progress=lambda name: print(f'building {name}', flush=True))
+
+        paths = build_replica(
+            args.corpora,
+            args.out,
+            args.seed,
+            args.scale,
+            args.levels,
+            progress=lambda name: print(f'building {name}', flush=True),
+        )
     elif args.kind == 'tsort':
         from .adaleval.build import build_tsort
-        paths = [build_tsort(args.books, args.setting, args.out, args.count, args.tokenizer,
-                             args.seed)]
+
+        paths = [
+            build_tsort(args.books, args.setting, args.out, args.count, args.tokenizer, args.seed)
+        ]
     else:
         from .adaleval.build import build_bestanswer
-        paths = [build_bestanswer(args.source, args.setting, args.out, args.tokenizer,
-                                  args.seed)]
+
+        paths = [build_bestanswer(args.source, args.setting, args.out, args.tokenizer, args.seed)]
     for path in paths:
         print(f'wrote {path}')
     print(f'{len(paths)} files in {time.perf_counter() - start:.1f} s')
@@ -107,6 +148,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace) -> int:
     from .dry_run import check_config, describe
+
     lines, ok = describe(check_config(args.config))
     print('\n'.join(lines))
     return 0 if ok else 1
@@ -120,11 +162,15 @@ def _add_build_parsers(commands) -> None:
         parser.add_argument('--out', required=True, help='output folder')
         parser.add_argument('--seed', type=int, default=0)
         if levels:
-            parser.add_argument('--levels', type=_sizes, default=LVEVAL_LEVELS.split(','),
-                                help=f'comma-separated sizes, e.g. 16k,32k,512k,1000k (default: '
-                                     f'{LVEVAL_LEVELS})')
-            parser.add_argument('--scale', type=int, default=1,
-                                help='divide every length by this (small test data)')
+            parser.add_argument(
+                '--levels',
+                type=_sizes,
+                default=LVEVAL_LEVELS.split(','),
+                help=f'comma-separated sizes, e.g. 16k,32k,512k,1000k (default: {LVEVAL_LEVELS})',
+            )
+            parser.add_argument(
+                '--scale', type=int, default=1, help='divide every length by this (small test data)'
+            )
 
     factrecall = kinds.add_parser('factrecall', help="the papers' needle in a haystack of books")
     factrecall.add_argument('--language', choices=['en', 'zh'], required=True)
@@ -132,35 +178,45 @@ def _add_build_parsers(commands) -> None:
     factrecall.add_argument('--count', type=int, default=200, help='needle positions per level')
     factrecall.add_argument('--no-cfi', action='store_true', help='without confusing facts')
     factrecall.add_argument('--no-kpr', action='store_true', help='without keyword replacement')
-    factrecall.add_argument('--no-context', action='store_true',
-                            help='empty contexts: the knowledge-leakage probe')
+    factrecall.add_argument(
+        '--no-context', action='store_true', help='empty contexts: the knowledge-leakage probe'
+    )
     common(factrecall)
     mixup = kinds.add_parser('mixup', help='LV-Eval context mixing from your own QA items')
-    mixup.add_argument('--items', required=True,
-                       help='JSON lines: input, answers, documents, [answer_keywords, '
-                            'confusing_facts]')
+    mixup.add_argument(
+        '--items',
+        required=True,
+        help='JSON lines: input, answers, documents, [answer_keywords, confusing_facts]',
+    )
     mixup.add_argument('--dataset', required=True, help='output name: {dataset}_{level}.jsonl')
     mixup.add_argument('--language', choices=['en', 'zh'], required=True)
     mixup.add_argument('--rules', help='JSON {original: substitute} or [[original, substitute]]')
     mixup.add_argument('--no-cfi', action='store_true')
     mixup.add_argument('--no-kpr', action='store_true')
     common(mixup)
-    replica = kinds.add_parser('replica', help='all 55 LV-Eval subsets shaped like the release, '
-                                               'from public-domain books')
+    replica = kinds.add_parser(
+        'replica', help='all 55 LV-Eval subsets shaped like the release, from public-domain books'
+    )
     replica.add_argument('--corpora', required=True)
     common(replica)
     tsort = kinds.add_parser('tsort', help='Ada-LEval TSort cases from any books')
     tsort.add_argument('--books', nargs='+', required=True)
-    tsort.add_argument('--setting', required=True,
-                       help='a token budget: 2k, 4k, 8k, 16k, 32k, 64k, 128k or any size from '
-                            '16k (256k, 1m)')
+    tsort.add_argument(
+        '--setting',
+        required=True,
+        help='a token budget: 2k, 4k, 8k, 16k, 32k, 64k, 128k or any size from 16k (256k, 1m)',
+    )
     tsort.add_argument('--count', type=int, default=1000)
-    tsort.add_argument('--tokenizer', default='auto',
-                       help='auto, cl100k_base, words, or a tokenizer.json / its folder')
+    tsort.add_argument(
+        '--tokenizer',
+        default='auto',
+        help='auto, cl100k_base, words, or a tokenizer.json / its folder',
+    )
     common(tsort, levels=False)
     bestanswer = kinds.add_parser('bestanswer', help='Ada-LEval BestAnswer at another budget')
-    bestanswer.add_argument('--source', required=True,
-                            help='an official-format stackselect file: the questions')
+    bestanswer.add_argument(
+        '--source', required=True, help='an official-format stackselect file: the questions'
+    )
     bestanswer.add_argument('--setting', required=True, help='token budget, e.g. 4k or 256k')
     bestanswer.add_argument('--tokenizer', default='auto')
     common(bestanswer, levels=False)
@@ -172,50 +228,73 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     commands = parser.add_subparsers(dest='command', required=True)
     commands.add_parser(
-        'configs-dir', help="print the folder of this package's OpenCompass configs (for "
-                            'opencompass --config-dir)').set_defaults(handler=_configs_dir)
+        'configs-dir',
+        help="print the folder of this package's OpenCompass configs (for "
+        'opencompass --config-dir)',
+    ).set_defaults(handler=_configs_dir)
     data_parser = commands.add_parser('data', help='check or synthesise data folders')
     data_commands = data_parser.add_subparsers(dest='data_command', required=True)
     check = data_commands.add_parser(
-        'check', help='read every LV-Eval subset or Ada-LEval file under FOLDER once: record '
-                      'counts against the official ones, schema and encoding problems')
+        'check',
+        help='read every LV-Eval subset or Ada-LEval file under FOLDER once: record '
+        'counts against the official ones, schema and encoding problems',
+    )
     check.add_argument('folder')
-    check.add_argument('--benchmark', choices=['auto', 'lveval', 'adaleval'], default='auto',
-                       help='auto: Ada-LEval where its files are, LV-Eval otherwise (or both)')
+    check.add_argument(
+        '--benchmark',
+        choices=['auto', 'lveval', 'adaleval'],
+        default='auto',
+        help='auto: Ada-LEval where its files are, LV-Eval otherwise (or both)',
+    )
     check.set_defaults(handler=_data_check)
     synth = data_commands.add_parser(
-        'synth', help='write seeded synthetic data: all 55 LV-Eval subsets and a few Ada-LEval '
-                      'settings (demos, tests)')
+        'synth',
+        help='write seeded synthetic data: all 55 LV-Eval subsets and a few Ada-LEval '
+        'settings (demos, tests)',
+    )
     synth.add_argument('out_dir')
     synth.add_argument('--count', type=int, default=4, help='records per subset (default 4)')
-    synth.add_argument('--scale', type=int, default=100,
-                       help='divide the level lengths by this (default 100: 16k -> 160 words)')
+    synth.add_argument(
+        '--scale',
+        type=int,
+        default=100,
+        help='divide the level lengths by this (default 100: 16k -> 160 words)',
+    )
     synth.add_argument('--seed', type=int, default=0)
     synth.set_defaults(handler=_data_synth)
     scorer = commands.add_parser(
-        'score', help='score official-format prediction files {dataset}_{level}.jsonl like the '
-                      'official evaluation.py; writes PRED_DIR/eval_result/')
+        'score',
+        help='score official-format prediction files {dataset}_{level}.jsonl like the '
+        'official evaluation.py; writes PRED_DIR/eval_result/',
+    )
     scorer.add_argument('pred_dir')
     scorer.set_defaults(handler=_score)
     ada = commands.add_parser(
-        'score-adaleval', help='extract and judge Ada-LEval responses (JSON lines with '
-                               '"prediction", "answer", and "num_choice" for BestAnswer); writes '
-                               'FILE.scored.jsonl and prints the rates as one JSON line')
+        'score-adaleval',
+        help='extract and judge Ada-LEval responses (JSON lines with '
+        '"prediction", "answer", and "num_choice" for BestAnswer); writes '
+        'FILE.scored.jsonl and prints the rates as one JSON line',
+    )
     from .adaleval.tasks import TASKS_BY_NAME
+
     ada.add_argument('--task', choices=sorted(TASKS_BY_NAME), required=True)
     ada.add_argument('--extraction', choices=['strict', 'official'], default='strict')
     ada.add_argument('file')
     ada.set_defaults(handler=_score_adaleval)
     report = commands.add_parser(
-        'report', help='per-length tables (Markdown, CSV) and plots (PNG) from an existing '
-                       'OpenCompass work folder, without re-running anything')
+        'report',
+        help='per-length tables (Markdown, CSV) and plots (PNG) from an existing '
+        'OpenCompass work folder, without re-running anything',
+    )
     report.add_argument('work_dir', help='the -w folder of a run, or one of its run folders')
-    report.add_argument('--out', help='where to write (default: the run\'s summary/ folder)')
+    report.add_argument('--out', help="where to write (default: the run's summary/ folder)")
     report.set_defaults(handler=_report)
     _add_build_parsers(commands)
     dry_run = commands.add_parser(
-        'dry-run', help='build every dataset of an OpenCompass config from its files and check '
-                        'the first prompt against the official one (no model needed)')
+        'dry-run',
+        help='build every dataset of an OpenCompass config from its files and check '
+        'the first prompt against the official one (no model needed)',
+    )
     dry_run.add_argument('config')
     dry_run.set_defaults(handler=_dry_run)
     return parser

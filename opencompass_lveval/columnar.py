@@ -4,6 +4,7 @@ OpenCompass's ``BaseDataset`` adds ``subdivision`` and ``idx`` with a per-row Py
 re-encodes every long context; here they are appended as Arrow columns, and Hugging Face
 ``datasets`` gets a fingerprint from the source instead of hashing the whole table.
 """
+
 from __future__ import annotations
 
 from typing import Optional

@@ -4,6 +4,7 @@ OpenCompass's own ``--dry-run`` stops at partitioning; this goes as far as a mod
 each dataset is loaded from its files and its first prompt is formatted by OpenCompass's prompt
 template, then compared with the official LV-Eval prompt filled from the same record.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,15 +34,22 @@ def check_config(config_path: str) -> list[DatasetCheck]:
         infer_cfg = dataset_cfg['infer_cfg']
         template = ICL_PROMPT_TEMPLATES.build(infer_cfg['prompt_template'])
         rendered = template.generate_item(first, output_field=dataset.reader.output_column)
-        prompt = ''.join(item.get('prompt', '') if isinstance(item, dict) else item
-                         for item in rendered)
+        prompt = ''.join(
+            item.get('prompt', '') if isinstance(item, dict) else item for item in rendered
+        )
         max_out_len = infer_cfg['inferencer'].get('max_out_len')
         found = split_abbr(dataset_cfg['abbr'])
-        matches = None if found is None else (
-            prompt == found[0].prompt.format(context=first['context'], input=first['input'])
-            and max_out_len == found[0].max_out_len)
-        checks.append(DatasetCheck(dataset_cfg['abbr'], len(dataset.test), max_out_len,
-                                   len(prompt), matches))
+        matches = (
+            None
+            if found is None
+            else (
+                prompt == found[0].prompt.format(context=first['context'], input=first['input'])
+                and max_out_len == found[0].max_out_len
+            )
+        )
+        checks.append(
+            DatasetCheck(dataset_cfg['abbr'], len(dataset.test), max_out_len, len(prompt), matches)
+        )
     return checks
 
 
@@ -51,9 +59,13 @@ def describe(checks: list[DatasetCheck]) -> tuple[list[str], bool]:
     lines = [f'{"dataset":<{width}}  records  max_out_len  prompt_chars  official_prompt']
     for c in checks:
         verdict = '-' if c.official_prompt is None else ('yes' if c.official_prompt else 'NO')
-        lines.append(f'{c.abbr:<{width}}  {c.records:>7}  {str(c.max_out_len):>11}  '
-                     f'{c.prompt_chars:>12}  {verdict}')
+        lines.append(
+            f'{c.abbr:<{width}}  {c.records:>7}  {str(c.max_out_len):>11}  '
+            f'{c.prompt_chars:>12}  {verdict}'
+        )
     wrong = [c.abbr for c in checks if c.official_prompt is False]
-    lines.append(f'{len(checks)} datasets built; {len(wrong)} differ from the official prompt or '
-                 f'max_out_len' + (f': {wrong}' if wrong else ''))
+    lines.append(
+        f'{len(checks)} datasets built; {len(wrong)} differ from the official prompt or '
+        f'max_out_len' + (f': {wrong}' if wrong else '')
+    )
     return lines, not wrong

@@ -1,37 +1,42 @@
 """Reading JSON-lines files of responses with errors that name the file, line and fix."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
-def json_objects(path: Path, required: tuple[str, ...],
-                 error: type[Exception]) -> Iterator[tuple[str, dict]]:
+def json_objects(
+    path: Path, required: tuple[str, ...], error: type[Exception]
+) -> Iterator[tuple[str, dict]]:
     """``(where, record)`` for every non-blank line, ``where`` being ``'FILE, line N'``; raises
     ``error`` for a line that is not UTF-8, not JSON, not an object, or lacks a ``required``
     field."""
     fields = ' and '.join(f'"{name}"' for name in required)
     try:
-        stream = open(path, 'rb')
+        lines = open(path, 'rb')  # noqa: SIM115 (only the open may fail here; closed by `with`)
     except OSError as exc:
         raise error(f'{path} cannot be read ({exc.strerror})') from exc
-    with stream:
-        for line_number, raw in enumerate(stream, 1):
+    with lines:
+        for line_number, raw in enumerate(lines, 1):
             where = f'{path}, line {line_number}'
             try:
                 line = raw.decode('utf-8')
             except UnicodeDecodeError as exc:
-                raise error(f'{where}: not UTF-8 text ({exc.reason} at byte {exc.start} of the '
-                            'line); save the file as UTF-8 (e.g. `iconv -f GBK -t UTF-8`)'
-                            ) from exc
+                raise error(
+                    f'{where}: not UTF-8 text ({exc.reason} at byte {exc.start} of the '
+                    'line); save the file as UTF-8 (e.g. `iconv -f GBK -t UTF-8`)'
+                ) from exc
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
             except (ValueError, RecursionError) as exc:
-                raise error(f'{where}: not valid JSON ({exc}); rewrite the line as one JSON '
-                            f'object with {fields}') from exc
+                raise error(
+                    f'{where}: not valid JSON ({exc}); rewrite the line as one JSON '
+                    f'object with {fields}'
+                ) from exc
             if not isinstance(record, dict) or any(name not in record for name in required):
                 raise error(f'{where}: expected an object with {fields}')
             yield where, record

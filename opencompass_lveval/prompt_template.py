@@ -8,10 +8,12 @@ separators: nothing of it is copied), and one regular-expression pass puts the v
 places; substituted text is never scanned again. With fields that hold no braces the result is
 identical to OpenCompass's, so the official prompts stay byte for byte.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.registry import ICL_PROMPT_TEMPLATES
@@ -47,21 +49,34 @@ class LongContextPromptTemplate(PromptTemplate):
     """``PromptTemplate`` whose fields are filled in one pass: text inside a field is never read
     as a placeholder. Same configuration as ``PromptTemplate``."""
 
-    def generate_item(self, entry: dict, output_field: Hashable = None,
-                      output_field_replace_token: str = '',
-                      ice_field_replace_token: str = '') -> Any:
+    def generate_item(
+        self,
+        entry: dict,
+        output_field: Hashable = None,
+        output_field_replace_token: str = '',
+        ice_field_replace_token: str = '',
+    ) -> Any:
         return _fill_in_one_pass(
             lambda stand_ins: super(LongContextPromptTemplate, self).generate_item(
-                stand_ins, output_field, output_field_replace_token, ice_field_replace_token),
-            entry)
+                stand_ins, output_field, output_field_replace_token, ice_field_replace_token
+            ),
+            entry,
+        )
 
     def generate_ice_item(self, entry: dict, label: Hashable) -> Any:
         return _fill_in_one_pass(
             lambda stand_ins: super(LongContextPromptTemplate, self).generate_ice_item(
-                stand_ins, label), entry)
+                stand_ins, label
+            ),
+            entry,
+        )
 
-    def generate_label_prompt_item(self, entry: dict, ice: Any, label: Hashable,
-                                   remain_sep: bool = False) -> Any:
+    def generate_label_prompt_item(
+        self, entry: dict, ice: Any, label: Hashable, remain_sep: bool = False
+    ) -> Any:
         return _fill_in_one_pass(
             lambda stand_ins: super(LongContextPromptTemplate, self).generate_label_prompt_item(
-                stand_ins, ice, label, remain_sep), entry)
+                stand_ins, ice, label, remain_sep
+            ),
+            entry,
+        )

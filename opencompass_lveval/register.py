@@ -3,6 +3,7 @@
 For configs that name classes by string, e.g. ``type='LVEvalDataset'`` after
 ``custom_imports = dict(imports=['opencompass_lveval.register'])``.
 """
+
 import opencompass_lveval
 
 for _name in opencompass_lveval._CLASSES:

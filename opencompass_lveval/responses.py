@@ -5,10 +5,12 @@ diagnostics) and read as text only where that is unambiguous: a number as its JS
 a list holding exactly one string as that string (``["John Smith"]``). Everything else (None from a
 failed generation, true/false, objects, lists of several items) is read as an empty answer.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def response_text(value: Any) -> str:

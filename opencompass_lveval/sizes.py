@@ -4,10 +4,11 @@ LV-Eval levels count words (English) or characters (Chinese), Ada-LEval settings
 both are named by a positive whole number of thousands (``k``) or millions (``m``), decimal as in
 the papers (``16k`` is 16,000). Names stay as written; only their order and size come from here.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 _SIZE = re.compile(r'([1-9]\d*)([km])')
 _UNITS = {'k': 1_000, 'm': 1_000_000}
@@ -17,8 +18,10 @@ def parse_size(name: str) -> int:
     """``'16k'`` -> 16000, ``'1m'`` -> 1000000; a ValueError that shows the form otherwise."""
     match = _SIZE.fullmatch(name) if isinstance(name, str) else None
     if match is None:
-        raise ValueError(f'{name!r} is not a size: write a whole number of thousands or millions, '
-                         'like 16k, 512k, 1000k or 1m')
+        raise ValueError(
+            f'{name!r} is not a size: write a whole number of thousands or millions, '
+            'like 16k, 512k, 1000k or 1m'
+        )
     return int(match[1]) * _UNITS[match[2]]
 
 

@@ -1,4 +1,5 @@
 """Plain-text helpers shared by the builders: books, lengths, sentence boundaries, replacements."""
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ def read_book(path: str | Path) -> str:
     text = Path(path).read_text(encoding='utf-8')
     start = text.find('*** START OF')
     if start != -1:
-        text = text[text.find('\n', start) + 1:]
+        text = text[text.find('\n', start) + 1 :]
     end = text.find('*** END OF')
     return text[:end] if end != -1 else text
 
@@ -45,7 +46,7 @@ def cut(text: str, size: int, language: str) -> str:
         if not char.isspace():
             seen += 1
             if seen == size:
-                return text[:offset + 1]
+                return text[: offset + 1]
     return text
 
 

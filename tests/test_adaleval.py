@@ -1,17 +1,27 @@
 """Ada-LEval: constants, prompts, both extraction modes, metrics, loaders, scoring command."""
+
 import json
 
 import pytest
 
 from opencompass_lveval.adaleval.data import AdaLEvalDataError, load_task, locate, read_records
 from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
-from opencompass_lveval.adaleval.extraction import (bestanswer_official, bestanswer_strict,
-                                                    extract_bestanswer, extract_tsort,
-                                                    tsort_official, tsort_strict)
+from opencompass_lveval.adaleval.extraction import (
+    bestanswer_official,
+    bestanswer_strict,
+    extract_bestanswer,
+    extract_tsort,
+    tsort_official,
+    tsort_strict,
+)
 from opencompass_lveval.adaleval.metrics import judge, summarise
-from opencompass_lveval.adaleval.prompts import (BESTANSWER_END_PROMPT, BESTANSWER_META_PROMPT,
-                                                 TSORT_INSTRUCTION, bestanswer_prompt,
-                                                 tsort_prompt)
+from opencompass_lveval.adaleval.prompts import (
+    BESTANSWER_END_PROMPT,
+    BESTANSWER_META_PROMPT,
+    TSORT_INSTRUCTION,
+    bestanswer_prompt,
+    tsort_prompt,
+)
 from opencompass_lveval.adaleval.records import move_accepted_answer
 from opencompass_lveval.adaleval.tasks import BESTANSWER, TSORT, official_sample_count
 from opencompass_lveval.cli import main
@@ -41,70 +51,89 @@ def test_constants_match_the_reference_byte_for_byte(reference):
     assert TSORT.file_name('4k') == tsort['file'].format(setting='4k')
     assert official_sample_count('16k') == best['samples_normal_mode']['below_32k']
     assert official_sample_count('32k') == best['samples_normal_mode']['32k_and_above']
-    assert (official_sample_count('16k', cheap=True), official_sample_count('64k', True)) == \
-        (200, 50)
+    assert (official_sample_count('16k', cheap=True), official_sample_count('64k', True)) == (
+        200,
+        50,
+    )
     from opencompass_lveval.adaleval.build import TSORT_LIMITS
+
     limits = tsort['build_limits_tokens_gpt4_tokenizer']
-    assert TSORT_LIMITS == {setting: (v['before'], v['segments'], v['after'], v['stride'])
-                            for setting, v in limits.items()}
+    assert {
+        setting: (v['before'], v['segments'], v['after'], v['stride'])
+        for setting, v in limits.items()
+    } == TSORT_LIMITS
 
 
 def test_bestanswer_prompt_follows_the_question_block():
     prompt = bestanswer_prompt('How?', ['Like this.', 'Like that.'])
-    assert prompt == (BESTANSWER_META_PROMPT + 'The question is given below.\nHow?\n\n'
-                      'Possible answers are given below.\nA1:\n\nLike this.\n\n'
-                      'A2:\n\nLike that.\n\n' + BESTANSWER_END_PROMPT)
+    assert prompt == (
+        BESTANSWER_META_PROMPT + 'The question is given below.\nHow?\n\n'
+        'Possible answers are given below.\nA1:\n\nLike this.\n\n'
+        'A2:\n\nLike that.\n\n' + BESTANSWER_END_PROMPT
+    )
     assert tsort_prompt('b', ['p1', 'p2', 'p3', 'p4'], 'a') == (
         TSORT_INSTRUCTION + 'Before: b\n\n\nPart 1: p1\n\n\nPart 2: p2\n\n\nPart 3: p3\n\n\n'
-        'Part 4: p4\n\n\nAfter: a\n\n\n')
+        'Part 4: p4\n\n\nAfter: a\n\n\n'
+    )
 
 
 def test_official_mode_reproduces_all_600_golden_cases(shared):
-    cases = [json.loads(line) for line in
-             open(shared / 'golden' / 'adaleval' / 'cases.jsonl', encoding='utf-8')]
+    cases = [
+        json.loads(line)
+        for line in (shared / 'golden' / 'adaleval' / 'cases.jsonl').read_text('utf-8').splitlines()
+    ]
     assert len(cases) == 600
     wrong = []
     for case in cases:
         if case['task'] == 'bestanswer':
-            got = extract_bestanswer(case['prediction'], case['answer'], case['num_choice'],
-                                     'official')
+            got = extract_bestanswer(
+                case['prediction'], case['answer'], case['num_choice'], 'official'
+            )
             ok = got.extracted == case['official_extracted'] and got.hit == case['official_hit']
         else:
             got = extract_tsort(case['prediction'], case['answer'], 'official')
-            ok = (got.official_error == case['official_error'] and got.hit is False
-                  if case['official_error'] else
-                  got.hit == case['official_hit'] and got.official_error is None)
+            ok = (
+                got.official_error == case['official_error'] and got.hit is False
+                if case['official_error']
+                else got.hit == case['official_hit'] and got.official_error is None
+            )
         if not ok:
             wrong.append((case, got))
     assert wrong == []
     assert sum(c['task'] == 'tsort' and c['official_error'] == 'TypeError' for c in cases) == 57
 
 
-@pytest.mark.parametrize('prediction, num_choice, official, strict', [
-    ('A12 is the most helpful; A19 is less helpful.', 20, 'A19', 'A12'),  # issue #5
-    ('A9. A38 is wrong.', 40, 'A38', 'A9'),
-    ('A12', 20, 'A12', 'A12'),  # official: found A1 and A12, keeps the highest
-    ('A760', 101, 'A76', None),  # out of range: no designation
-    ('a36', 40, 'A36', 'A36'),
-    ('answer 4', 114, 'A4', 'A4'),
-    ('22', 26, 'A22', 'A22'),
-    ('The best is **A3**.', 5, 'A3', 'A3'),
-    ('', 10, '???', None),
-])
+@pytest.mark.parametrize(
+    'prediction, num_choice, official, strict',
+    [
+        ('A12 is the most helpful; A19 is less helpful.', 20, 'A19', 'A12'),  # issue #5
+        ('A9. A38 is wrong.', 40, 'A38', 'A9'),
+        ('A12', 20, 'A12', 'A12'),  # official: found A1 and A12, keeps the highest
+        ('A760', 101, 'A76', None),  # out of range: no designation
+        ('a36', 40, 'A36', 'A36'),
+        ('answer 4', 114, 'A4', 'A4'),
+        ('22', 26, 'A22', 'A22'),
+        ('The best is **A3**.', 5, 'A3', 'A3'),
+        ('', 10, '???', None),
+    ],
+)
 def test_bestanswer_modes(prediction, num_choice, official, strict):
     assert bestanswer_official(prediction, num_choice) == official
     assert bestanswer_strict(prediction, num_choice) == strict
 
 
-@pytest.mark.parametrize('prediction, answer, official_hit, strict', [
-    ('[]', [4, 2, 3, 1], True, None),  # zip over nothing: a hit for the official code
-    ('[1, 2]', [1, 2, 4, 3], True, None),
-    ('[2, 1, 3, 4, 1]', [2, 1, 3, 4], True, None),
-    ('Answer: "1342"', [1, 3, 4, 2], False, [1, 3, 4, 2]),
-    ('Part 4 -> Part 1 -> Part 3 -> Part 2', [4, 1, 3, 2], True, [4, 1, 3, 2]),
-    ('The correct order is [1, 4, 3, 2] because [4, 3, 2, 1]', [1, 4, 3, 2], False, None),
-    ('Answer: [2, 4, 1, 3] Answer: [1, 2, 3, 4]', [2, 4, 1, 3], True, None),  # two answers
-])
+@pytest.mark.parametrize(
+    'prediction, answer, official_hit, strict',
+    [
+        ('[]', [4, 2, 3, 1], True, None),  # zip over nothing: a hit for the official code
+        ('[1, 2]', [1, 2, 4, 3], True, None),
+        ('[2, 1, 3, 4, 1]', [2, 1, 3, 4], True, None),
+        ('Answer: "1342"', [1, 3, 4, 2], False, [1, 3, 4, 2]),
+        ('Part 4 -> Part 1 -> Part 3 -> Part 2', [4, 1, 3, 2], True, [4, 1, 3, 2]),
+        ('The correct order is [1, 4, 3, 2] because [4, 3, 2, 1]', [1, 4, 3, 2], False, None),
+        ('Answer: [2, 4, 1, 3] Answer: [1, 2, 3, 4]', [2, 4, 1, 3], True, None),  # two answers
+    ],
+)
 def test_tsort_modes(prediction, answer, official_hit, strict):
     assert extract_tsort(prediction, answer, 'official').hit is official_hit
     assert tsort_strict(prediction) == strict
@@ -122,10 +151,16 @@ def test_summary_rates_on_literal_responses():
     predictions = ['Answer: A4', 'A2', 'no idea', None]
     extractions = judge(BESTANSWER, predictions, ['A4', 'A1', 'A1', 'A2'], [4, 2, 8, 3])
     summary = summarise(BESTANSWER, predictions, extractions, [4, 2, 8, 3])
-    assert summary == {'accuracy': 25.0, 'instruction_following': 50.0, 'copy_instruction': 25.0,
-                       'copy_instruction_chance': round(100 * (1 / 4 + 1 / 8) / 4, 2),
-                       'random_guess': round(100 * (1 / 4 + 1 / 2 + 1 / 8 + 1 / 3) / 4, 2),
-                       'samples': 4, 'official_errors': 0, 'non_string_predictions': 1}
+    assert summary == {
+        'accuracy': 25.0,
+        'instruction_following': 50.0,
+        'copy_instruction': 25.0,
+        'copy_instruction_chance': round(100 * (1 / 4 + 1 / 8) / 4, 2),
+        'random_guess': round(100 * (1 / 4 + 1 / 2 + 1 / 8 + 1 / 3) / 4, 2),
+        'samples': 4,
+        'official_errors': 0,
+        'non_string_predictions': 1,
+    }
     predictions = ['[4, 1, 3, 2]', '[1, 2, 3, 4]', '1234 or 4321', '7']
     extractions = judge(TSORT, predictions, [[4, 1, 3, 2]] * 4, [24] * 4, mode='official')
     summary = summarise(TSORT, predictions, extractions, [24] * 4)
@@ -139,8 +174,9 @@ def test_real_stackselect_file_loads_with_official_counts(stackselect_dir):
     records = load_task('bestanswer', '1k', str(stackselect_dir))
     assert len(records) == 1000 and records[0]['question_id'] == '38560748'
     assert len(load_task('bestanswer', '1k', str(stackselect_dir), cheap=True)) == 200
-    dataset = AdaLEvalDataset.load(task='bestanswer', setting='1k', path=str(stackselect_dir),
-                                   limit=3)
+    dataset = AdaLEvalDataset.load(
+        task='bestanswer', setting='1k', path=str(stackselect_dir), limit=3
+    )
     assert dataset.column_names == ['answer', 'num_choice', 'prompt']
     first = records[0]
     assert dataset[0]['prompt'] == bestanswer_prompt(first['question'], first['all_answers'])
@@ -155,10 +191,12 @@ def test_position_bias_moves_the_accepted_answer():
 
 
 def test_position_variant_dataset(stackselect_dir):
-    plain = AdaLEvalDataset.load(task='bestanswer', setting='1k', path=str(stackselect_dir),
-                                 limit=20)
-    rear = AdaLEvalDataset.load(task='bestanswer', setting='1k', path=str(stackselect_dir),
-                                limit=20, position='rear')
+    plain = AdaLEvalDataset.load(
+        task='bestanswer', setting='1k', path=str(stackselect_dir), limit=20
+    )
+    rear = AdaLEvalDataset.load(
+        task='bestanswer', setting='1k', path=str(stackselect_dir), limit=20, position='rear'
+    )
     assert rear['answer'] == [f'A{n}' for n in rear['num_choice']]
     assert rear['num_choice'] == plain['num_choice'] and rear['prompt'] != plain['prompt']
 
@@ -170,31 +208,75 @@ def write_json(path, value):
 
 
 def test_tsort_records_from_prompt_or_parts(tmp_path):
-    records = [dict(book_id=1, para_offset=[0, 1, 2, 3], answer='[2, 1, 4, 3]', prompt='P'),
-               dict(book_id=2, para_offset=[4, 5, 6, 7], answer=[1, 2, 3, 4], before='b',
-                    parts=['1', '2', '3', '4'], after='a')]
+    records = [
+        dict(book_id=1, para_offset=[0, 1, 2, 3], answer='[2, 1, 4, 3]', prompt='P'),
+        dict(
+            book_id=2,
+            para_offset=[4, 5, 6, 7],
+            answer=[1, 2, 3, 4],
+            before='b',
+            parts=['1', '2', '3', '4'],
+            after='a',
+        ),
+    ]
     write_json(tmp_path / 'nested' / 'textsort_2k.json', records)
     dataset = AdaLEvalDataset.load(task='tsort', setting='2k', path=str(tmp_path), limit=2)
     assert dataset['answer'] == ['[2, 1, 4, 3]', '[1, 2, 3, 4]']
     assert dataset['prompt'] == ['P', tsort_prompt('b', ['1', '2', '3', '4'], 'a')]
 
 
-@pytest.mark.parametrize('records, message', [
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3], 'prompt': 'p'}],
-     'item 0: "answer" must be a permutation'),
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4]}],
-     'needs a non-empty "prompt" string'),
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'prompt': ''}],
-     'needs a non-empty "prompt" string'),  # was KeyError: 'before'
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'before': 'b', 'after': 'a',
-       'parts': ['1', '2', '3']}], '"parts", a list of 4 non-empty strings'),
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'before': 'b', 'after': 'a',
-       'parts': [1, None, {}, []]}], '"parts", a list of 4 non-empty strings'),
-    ([{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'prompt': 7}],
-     '"prompt" must be a string, found int'),
-    ([{'book_id': 1, 'answer': [1, 2, 3, 4], 'prompt': 'p'}], r"missing field\(s\) \['para_offset'\]"),
-    ({'not': 'a list'}, 'non-empty JSON array'),
-])
+@pytest.mark.parametrize(
+    'records, message',
+    [
+        (
+            [{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3], 'prompt': 'p'}],
+            'item 0: "answer" must be a permutation',
+        ),
+        (
+            [{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4]}],
+            'needs a non-empty "prompt" string',
+        ),
+        (
+            [{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'prompt': ''}],
+            'needs a non-empty "prompt" string',
+        ),  # was KeyError: 'before'
+        (
+            [
+                {
+                    'book_id': 1,
+                    'para_offset': [],
+                    'answer': [1, 2, 3, 4],
+                    'before': 'b',
+                    'after': 'a',
+                    'parts': ['1', '2', '3'],
+                }
+            ],
+            '"parts", a list of 4 non-empty strings',
+        ),
+        (
+            [
+                {
+                    'book_id': 1,
+                    'para_offset': [],
+                    'answer': [1, 2, 3, 4],
+                    'before': 'b',
+                    'after': 'a',
+                    'parts': [1, None, {}, []],
+                }
+            ],
+            '"parts", a list of 4 non-empty strings',
+        ),
+        (
+            [{'book_id': 1, 'para_offset': [], 'answer': [1, 2, 3, 4], 'prompt': 7}],
+            '"prompt" must be a string, found int',
+        ),
+        (
+            [{'book_id': 1, 'answer': [1, 2, 3, 4], 'prompt': 'p'}],
+            r"missing field\(s\) \['para_offset'\]",
+        ),
+        ({'not': 'a list'}, 'non-empty JSON array'),
+    ],
+)
 def test_bad_tsort_files_name_file_and_item(tmp_path, records, message):
     path = write_json(tmp_path / 'textsort_2k.json', records)
     with pytest.raises(AdaLEvalDataError, match=message) as error:
@@ -219,8 +301,10 @@ def test_bad_bestanswer_items_and_files(tmp_path):
 def test_truncated_paper_file_is_refused_other_settings_are_not(tmp_path, stackselect_dir):
     records = json.loads((stackselect_dir / 'stackselect_1k.json').read_text('utf-8'))
     path = write_json(tmp_path / 'stackselect_1k.json', records[:500])
-    with pytest.raises(AdaLEvalDataError, match='holds 500 records, but the official code uses '
-                                                'the first 1000 at 1k.*set limit=500'):
+    with pytest.raises(
+        AdaLEvalDataError,
+        match='holds 500 records, but the official code uses the first 1000 at 1k.*set limit=500',
+    ):
         read_records(path, BESTANSWER, '1k')
     assert len(read_records(path, BESTANSWER, '1k', cheap=True)) == 200  # cheap mode uses 200
     assert len(read_records(path, BESTANSWER, '1k', limit=500)) == 500  # a subset on purpose
@@ -229,17 +313,23 @@ def test_truncated_paper_file_is_refused_other_settings_are_not(tmp_path, stacks
 
 
 def test_score_adaleval_command(tmp_path, capsys):
-    lines = [{'prediction': 'Answer: A4', 'answer': 'A4', 'num_choice': 5},
-             {'prediction': 'A12 is better than A19', 'answer': 'A12', 'num_choice': 20}]
+    lines = [
+        {'prediction': 'Answer: A4', 'answer': 'A4', 'num_choice': 5},
+        {'prediction': 'A12 is better than A19', 'answer': 'A12', 'num_choice': 20},
+    ]
     path = tmp_path / 'responses.jsonl'
     path.write_text(''.join(json.dumps(line) + '\n' for line in lines), encoding='utf-8')
     assert main(['score-adaleval', '--task', 'bestanswer', str(path)]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary['accuracy'] == 100.0 and summary['copy_instruction'] == 50.0
-    scored = [json.loads(line) for line in open(tmp_path / 'responses.scored.jsonl')]
+    scored = [
+        json.loads(line)
+        for line in (tmp_path / 'responses.scored.jsonl').read_text('utf-8').splitlines()
+    ]
     assert [(s['extracted'], s['hit']) for s in scored] == [('A4', True), ('A12', True)]
-    assert main(['score-adaleval', '--task', 'bestanswer', '--extraction', 'official',
-                 str(path)]) == 0
+    assert (
+        main(['score-adaleval', '--task', 'bestanswer', '--extraction', 'official', str(path)]) == 0
+    )
     assert json.loads(capsys.readouterr().out)['accuracy'] == 50.0
     path.write_text(json.dumps({'prediction': 'A1', 'answer': 'A1'}) + '\n', encoding='utf-8')
     assert main(['score-adaleval', '--task', 'bestanswer', str(path)]) == 2
@@ -248,26 +338,40 @@ def test_score_adaleval_command(tmp_path, capsys):
 
 def test_summary_groups_follow_the_datasets_of_the_run():
     from opencompass_lveval.adaleval.entries import adaleval_summary_abbrs, adaleval_summary_groups
+
     groups = {g['name']: g['subsets'] for g in adaleval_summary_groups()}
     assert groups['AdaLEval_bestanswer'][0] == ['AdaLEval_bestanswer_1k', 'accuracy']
     assert len(groups['AdaLEval_bestanswer']) == 10 and len(groups['AdaLEval_tsort']) == 7
-    assert groups['AdaLEval_2k'] == [['AdaLEval_bestanswer_2k', 'accuracy'],
-                                     ['AdaLEval_tsort_2k', 'accuracy']]
+    assert groups['AdaLEval_2k'] == [
+        ['AdaLEval_bestanswer_2k', 'accuracy'],
+        ['AdaLEval_tsort_2k', 'accuracy'],
+    ]
     run = ['AdaLEval_bestanswer_1k', 'AdaLEval_tsort_4k', 'LVEval_cmrc_mixup_16k']
     assert [g['name'] for g in adaleval_summary_groups(run)] == [
-        'AdaLEval_bestanswer', 'AdaLEval_tsort', 'AdaLEval_1k', 'AdaLEval_4k']
+        'AdaLEval_bestanswer',
+        'AdaLEval_tsort',
+        'AdaLEval_1k',
+        'AdaLEval_4k',
+    ]
     rows = adaleval_summary_abbrs(run)
-    assert rows[4:6] == [['AdaLEval_bestanswer_1k', 'accuracy'],
-                         ['AdaLEval_bestanswer_1k', 'instruction_following']]
+    assert rows[4:6] == [
+        ['AdaLEval_bestanswer_1k', 'accuracy'],
+        ['AdaLEval_bestanswer_1k', 'instruction_following'],
+    ]
     assert len(rows) == 4 + 2 * 5
 
 
 def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
     from opencompass_lveval.adaleval.build import write_synthetic
     from opencompass_lveval.adaleval.synthetic import tsort_records
+
     paths = write_synthetic(tmp_path, count=4)
-    assert sorted(p.name for p in paths) == ['stackselect_1k.json', 'stackselect_2k.json',
-                                             'textsort_2k.json', 'textsort_4k.json']
+    assert sorted(p.name for p in paths) == [
+        'stackselect_1k.json',
+        'stackselect_2k.json',
+        'textsort_2k.json',
+        'textsort_4k.json',
+    ]
     short = load_task('bestanswer', '1k', str(tmp_path), limit=4)
     longer = load_task('bestanswer', '2k', str(tmp_path), limit=4)
     assert [r['question'] for r in short] == [r['question'] for r in longer]
@@ -276,6 +380,7 @@ def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
     case = tsort_records('2k', 1)[0]
     # Reading the parts in the answer's order gives the chronicle's years in sequence.
     body = case['prompt'].rpartition('Before: ')[2]  # after the instruction's sample
-    years = [int(body.split(f'Part {number}: In the year ')[1].split()[0])
-             for number in case['answer']]
+    years = [
+        int(body.split(f'Part {number}: In the year ')[1].split()[0]) for number in case['answer']
+    ]
     assert years == sorted(years)

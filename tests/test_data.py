@@ -1,34 +1,54 @@
 """Finding and reading LV-Eval files: folders at any depth, zips, and every kind of bad input."""
+
 import json
 import zipfile
 
 import pytest
 
 from opencompass_lveval.cli import main
-from opencompass_lveval.lveval.data import (LVEvalDataError, check_folder, find_subsets, locate,
-                                            read_subset)
+from opencompass_lveval.lveval.data import (
+    LVEvalDataError,
+    check_folder,
+    find_subsets,
+    locate,
+    read_subset,
+)
 from opencompass_lveval.lveval.synthetic import synthetic_records, write_synthetic_data
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 
 
 def record(i=0, **changes):
-    base = dict(input=f'question {i}', context=f'context {i}', answers=[f'answer {i}'],
-                length=2, dataset='cmrc_mixup', language='zh', answer_keywords=f'kw {i}',
-                confusing_facts=[], all_classes=None)
+    base = dict(
+        input=f'question {i}',
+        context=f'context {i}',
+        answers=[f'answer {i}'],
+        length=2,
+        dataset='cmrc_mixup',
+        language='zh',
+        answer_keywords=f'kw {i}',
+        confusing_facts=[],
+        all_classes=None,
+    )
     base.update(changes)
     return {k: v for k, v in base.items() if v is not ...}
 
 
 def write_jsonl(path, records):
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(''.join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) + '\n'
-                            for r in records), encoding='utf-8')
+    path.write_text(
+        ''.join(
+            r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) + '\n' for r in records
+        ),
+        encoding='utf-8',
+    )
     return path
 
 
 def test_reads_columns_and_fills_missing_keywords(tmp_path):
-    write_jsonl(tmp_path / 'deep' / 'er' / 'loogle_CR_mixup_16k.jsonl',
-                [record(0), record(1, answer_keywords=...), '\n', record(2, answer_keywords=None)])
+    write_jsonl(
+        tmp_path / 'deep' / 'er' / 'loogle_CR_mixup_16k.jsonl',
+        [record(0), record(1, answer_keywords=...), '\n', record(2, answer_keywords=None)],
+    )
     table = read_subset(locate(tmp_path, 'loogle_CR_mixup_16k'))
     assert table.column_names == ['input', 'context', 'answers', 'answer_keywords']
     assert table['input'].to_pylist() == ['question 0', 'question 1', 'question 2']
@@ -40,13 +60,18 @@ def test_reads_official_zip_without_unpacking(tmp_path):
     records = [record(i) for i in range(3)]
     with zipfile.ZipFile(tmp_path / 'cmrc_mixup.zip', 'w', zipfile.ZIP_DEFLATED) as archive:
         for level in ('16k', '32k'):
-            archive.writestr(f'cmrc_mixup/cmrc_mixup_{level}.jsonl',
-                             ''.join(json.dumps(r) + '\n' for r in records))
+            archive.writestr(
+                f'cmrc_mixup/cmrc_mixup_{level}.jsonl',
+                ''.join(json.dumps(r) + '\n' for r in records),
+            )
     found = find_subsets(tmp_path)
     assert sorted(found) == ['cmrc_mixup_16k', 'cmrc_mixup_32k']
     assert found['cmrc_mixup_32k'].member == 'cmrc_mixup/cmrc_mixup_32k.jsonl'
-    assert read_subset(found['cmrc_mixup_32k'])['context'].to_pylist() == \
-        ['context 0', 'context 1', 'context 2']
+    assert read_subset(found['cmrc_mixup_32k'])['context'].to_pylist() == [
+        'context 0',
+        'context 1',
+        'context 2',
+    ]
     assert not list(tmp_path.glob('**/*.jsonl'))  # nothing was unpacked
 
 
@@ -67,17 +92,32 @@ def test_missing_folder_and_missing_subset_say_how_to_get_data(tmp_path):
         locate(tmp_path, 'cmrc_mixup_16k')
 
 
-@pytest.mark.parametrize('bad_line, message', [
-    ('{"input": "q", "context": "c", "answers": ["a"]\n', 'line 3: not valid JSON'),
-    ('[1, 2]\n', 'line 3: expected a JSON object'),
-    (json.dumps(record(answers=...)) + '\n', 'line 3: field "answers" must be a non-empty list'),
-    (json.dumps(record(answers='a')) + '\n', 'line 3: field "answers" must be a non-empty list'),
-    (json.dumps(record(answers=[])) + '\n', 'line 3: field "answers" must be a non-empty list'),
-    (json.dumps(record(context=...)) + '\n', r'line 3: field "context" must be a string, found '
-                                             r'nothing \(field missing\)'),
-    (json.dumps(record(input=5)) + '\n', 'line 3: field "input" must be a string, found 5'),
-    (json.dumps(record(answer_keywords=['k'])) + '\n', 'line 3: field "answer_keywords" must be'),
-])
+@pytest.mark.parametrize(
+    'bad_line, message',
+    [
+        ('{"input": "q", "context": "c", "answers": ["a"]\n', 'line 3: not valid JSON'),
+        ('[1, 2]\n', 'line 3: expected a JSON object'),
+        (
+            json.dumps(record(answers=...)) + '\n',
+            'line 3: field "answers" must be a non-empty list',
+        ),
+        (
+            json.dumps(record(answers='a')) + '\n',
+            'line 3: field "answers" must be a non-empty list',
+        ),
+        (json.dumps(record(answers=[])) + '\n', 'line 3: field "answers" must be a non-empty list'),
+        (
+            json.dumps(record(context=...)) + '\n',
+            r'line 3: field "context" must be a string, found '
+            r'nothing \(field missing\)',
+        ),
+        (json.dumps(record(input=5)) + '\n', 'line 3: field "input" must be a string, found 5'),
+        (
+            json.dumps(record(answer_keywords=['k'])) + '\n',
+            'line 3: field "answer_keywords" must be',
+        ),
+    ],
+)
 def test_bad_records_are_named_by_file_and_line(tmp_path, bad_line, message):
     path = write_jsonl(tmp_path / 'cmrc_mixup_16k.jsonl', [record(0), '\n', bad_line, record(1)])
     with pytest.raises(LVEvalDataError, match=message) as error:
@@ -130,9 +170,13 @@ def test_check_folder_counts_records_and_flags_problems(tmp_path, capsys):
 
 def test_check_folder_passes_a_complete_release(tmp_path, capsys, monkeypatch):
     import opencompass_lveval.lveval.data as data
-    counts = {name: 1 for name in TASKS_BY_NAME}
-    monkeypatch.setattr(data, 'TASKS', [t.__class__(**{**t.__dict__, 'qa_pairs': counts[t.name]})
-                                        for t in data.TASKS])
+
+    counts = dict.fromkeys(TASKS_BY_NAME, 1)
+    monkeypatch.setattr(
+        data,
+        'TASKS',
+        [t.__class__(**{**t.__dict__, 'qa_pairs': counts[t.name]}) for t in data.TASKS],
+    )
     write_synthetic_data(tmp_path, count=1)
     assert main(['data', 'check', str(tmp_path)]) == 0
     assert '55 of 55 official subsets ok, 0 missing, 0 with problems' in capsys.readouterr().out
@@ -140,9 +184,12 @@ def test_check_folder_passes_a_complete_release(tmp_path, capsys, monkeypatch):
 
 def test_hub_download_offline_is_a_clear_error(tmp_path, monkeypatch):
     import huggingface_hub.constants
+
     from opencompass_lveval.lveval.data import download_from_hub
+
     monkeypatch.setenv('HF_HUB_OFFLINE', '1')  # read at import: set the constant as well
     monkeypatch.setattr(huggingface_hub.constants, 'HF_HUB_OFFLINE', True)
-    with pytest.raises(LVEvalDataError, match='Could not download cmrc_mixup.zip.*Download the '
-                                              'official zips once'):
+    with pytest.raises(
+        LVEvalDataError, match='Could not download cmrc_mixup.zip.*Download the official zips once'
+    ):
         download_from_hub('cmrc_mixup', cache_dir=str(tmp_path))

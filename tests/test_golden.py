@@ -1,4 +1,5 @@
 """Parity with the official LV-Eval evaluation on ../shared/golden/lveval."""
+
 import json
 import shutil
 import subprocess
@@ -16,14 +17,18 @@ def golden(shared):
 
 
 def test_every_official_per_sample_score(golden):
-    cases = [json.loads(line) for line in open(golden / 'cases.jsonl', encoding='utf-8')]
+    cases = [json.loads(line) for line in (golden / 'cases.jsonl').read_text('utf-8').splitlines()]
     assert len(cases) == 2106
     mismatches = [
         (case['dataset'], case['length_level'], case['pred'][:40], case['official_score'], got)
         for case in cases
-        if (got := METRICS[case['official_metric']](case['pred'], case['answers'][0],
-                                                   case['gold_ans']).score)
-        != case['official_score']]
+        if (
+            got := METRICS[case['official_metric']](
+                case['pred'], case['answers'][0], case['gold_ans']
+            ).score
+        )
+        != case['official_score']
+    ]
     assert mismatches == []
 
 
@@ -49,12 +54,18 @@ def test_score_folder_reproduces_result_json_and_csv_exactly(golden, prediction_
 
 
 def test_lveval_score_command_writes_eval_result(golden, prediction_copy):
-    done = subprocess.run([sys.executable, '-m', 'opencompass_lveval.cli', 'score',
-                           str(prediction_copy)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, '-m', 'opencompass_lveval.cli', 'score', str(prediction_copy)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert 'hotpotwikiqa_mixup' in done.stdout
     written = prediction_copy / 'eval_result'
-    assert (written / 'result.json').read_bytes() == \
-        (golden / 'official_result' / 'result.json').read_bytes()
-    assert (written / 'result.csv').read_bytes() == \
-        (golden / 'official_result' / 'result.csv').read_bytes()
+    assert (written / 'result.json').read_bytes() == (
+        golden / 'official_result' / 'result.json'
+    ).read_bytes()
+    assert (written / 'result.csv').read_bytes() == (
+        golden / 'official_result' / 'result.csv'
+    ).read_bytes()

@@ -1,5 +1,6 @@
 """The official metrics on literal strings: every rule of REFERENCE.md has a case that breaks
 if the rule is implemented differently."""
+
 import sys
 
 import jieba
@@ -7,14 +8,30 @@ import pytest
 from jieba import finalseg
 
 from opencompass_lveval.lveval.metrics import (
-    chinese_tokens, english_tokens, f1, jieba_cut, judge_all, keyword_recall, qa_f1_score,
-    qa_f1_score_with_gold_ans, qa_f1_zh_score, qa_f1_zh_score_with_gold_ans,
-    rouge_zh_score_blacklist, subset_score, BLACKLIST_EN)
+    BLACKLIST_EN,
+    chinese_tokens,
+    english_tokens,
+    f1,
+    jieba_cut,
+    judge_all,
+    keyword_recall,
+    qa_f1_score,
+    qa_f1_score_with_gold_ans,
+    qa_f1_zh_score,
+    qa_f1_zh_score_with_gold_ans,
+    rouge_zh_score_blacklist,
+    subset_score,
+)
 
 
 def test_english_tokens_lowercase_strip_punctuation_and_articles():
-    assert english_tokens("The Cat, an apple; a dog! Theatre don't") == \
-        ['cat', 'apple', 'dog', 'theatre', 'dont']
+    assert english_tokens("The Cat, an apple; a dog! Theatre don't") == [
+        'cat',
+        'apple',
+        'dog',
+        'theatre',
+        'dont',
+    ]
     assert english_tokens('the.') == []  # punctuation goes first, then the article
     assert english_tokens('  ') == []
 
@@ -83,17 +100,23 @@ def test_chinese_unusable_keywords_fall_back_to_the_answer():
 
 def test_qa_f1_zh_score_plain():
     assert qa_f1_zh_score('他在北京的天安门', '北京天安门').score == pytest.approx(
-        2 * (2 / 5) * 1.0 / (2 / 5 + 1.0))
+        2 * (2 / 5) * 1.0 / (2 / 5 + 1.0)
+    )
 
 
 def test_rouge_blacklist_scores_and_errors():
-    assert rouge_zh_score_blacklist('北京天安门', '北京天安门').score == pytest.approx(1.0, abs=1e-8)
-    assert rouge_zh_score_blacklist('我爱北京天安门', '北京的天安门很大').score == \
-        pytest.approx(0.5714285665306124, abs=1e-15)
+    assert rouge_zh_score_blacklist('北京天安门', '北京天安门').score == pytest.approx(
+        1.0, abs=1e-8
+    )
+    assert rouge_zh_score_blacklist('我爱北京天安门', '北京的天安门很大').score == pytest.approx(
+        0.5714285665306124, abs=1e-15
+    )
     empty = rouge_zh_score_blacklist('', '北京天安门')
     assert empty.score == 0.0 and empty.error == 'ValueError'
     # Blacklisted words vanish before ROUGE: only 的 differs here.
-    assert rouge_zh_score_blacklist('北京的天安门', '北京天安门').score == pytest.approx(1.0, abs=1e-8)
+    assert rouge_zh_score_blacklist('北京的天安门', '北京天安门').score == pytest.approx(
+        1.0, abs=1e-8
+    )
 
 
 def test_rouge_recursion_error_scores_zero_at_any_caller_depth():
@@ -132,8 +155,9 @@ def test_cuts_ignore_changes_to_the_global_jieba_dictionary(restore_global_jieba
 
 
 def test_judge_all_scores_first_answer_only_and_tolerates_missing_predictions():
-    judged = judge_all('qa_f1_score', ['paris', None], [['paris', 'london'], ['rome']],
-                       [None, None])
+    judged = judge_all(
+        'qa_f1_score', ['paris', None], [['paris', 'london'], ['rome']], [None, None]
+    )
     assert [j.score for j in judged] == [1.0, 0]
     assert judge_all('qa_f1_score', ['london'], [['paris', 'london']], [''])[0].score == 0
 

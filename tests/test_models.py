@@ -1,4 +1,5 @@
 """Model wrappers without a GPU: a fake vLLM engine, a tiny random Llama, the CPU baselines."""
+
 import json
 import types
 
@@ -6,14 +7,19 @@ import pytest
 
 from opencompass_lveval.lveval.synthetic import synthetic_records
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
-from opencompass_lveval.models import (ExtractiveBaseline, LongContextHF, LongContextVLLM,
-                                       RandomGuessBaseline)
+from opencompass_lveval.models import (
+    ExtractiveBaseline,
+    LongContextHF,
+    LongContextVLLM,
+    RandomGuessBaseline,
+)
 from opencompass_lveval.models import vllm as vllm_module
-from opencompass_lveval.truncation import TruncationError
 from opencompass_lveval.testing import save_tiny_llama, train_tokenizer
+from opencompass_lveval.truncation import TruncationError
 
 LONG_PROMPT = TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(
-    context='the river flows north past the mill. ' * 300, input='Who built the mill?')
+    context='the river flows north past the mill. ' * 300, input='Who built the mill?'
+)
 
 
 class FakeEngine:
@@ -29,20 +35,26 @@ class FakeEngine:
 
     def generate(self, prompts, params, use_tqdm=True):
         self.calls.append((prompts, params))
-        return [types.SimpleNamespace(outputs=[types.SimpleNamespace(text='the miller')])
-                for _ in prompts]
+        return [
+            types.SimpleNamespace(outputs=[types.SimpleNamespace(text='the miller')])
+            for _ in prompts
+        ]
 
 
 @pytest.fixture
 def fake_vllm(monkeypatch):
-    monkeypatch.setattr(vllm_module, 'load_engine',
-                        lambda path, kwargs: (FakeEngine(path, **kwargs), dict))
+    monkeypatch.setattr(
+        vllm_module, 'load_engine', lambda path, kwargs: (FakeEngine(path, **kwargs), dict)
+    )
 
 
 def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm):
     model = LongContextVLLM(path='fake', max_seq_len=300, model_kwargs={'tensor_parallel_size': 4})
-    assert model.engine.kwargs == {'max_model_len': 300, 'trust_remote_code': True,
-                                   'tensor_parallel_size': 4}
+    assert model.engine.kwargs == {
+        'max_model_len': 300,
+        'trust_remote_code': True,
+        'tensor_parallel_size': 4,
+    }
     assert model.generate([LONG_PROMPT, 'Question: short?'], max_out_len=64) == ['the miller'] * 2
     prompts, params = model.engine.calls[0]
     long_ids, short_ids = (p['prompt_token_ids'] for p in prompts)
@@ -121,14 +133,16 @@ def test_extractive_baseline_finds_the_fact():
 
 def test_random_guess_gives_valid_seeded_answers():
     tsort = 'sort ... into the correct order ... Part 1: a\n\nPart 4: d\n\nAnswer:'
-    bestanswer = 'The question is given below.\nq\n\nPossible answers are given below.\n' + \
-        ''.join(f'A{j}:\n\nanswer {j}\n\n' for j in range(1, 8))
+    bestanswer = 'The question is given below.\nq\n\nPossible answers are given below.\n' + ''.join(
+        f'A{j}:\n\nanswer {j}\n\n' for j in range(1, 8)
+    )
     model = RandomGuessBaseline(seed=1)
-    orders = [json.loads(model.answer(tsort + str(i), 0)[len('Answer: '):]) for i in range(30)]
+    orders = [json.loads(model.answer(tsort + str(i), 0)[len('Answer: ') :]) for i in range(30)]
     assert all(sorted(o) == [1, 2, 3, 4] for o in orders)
     assert len({tuple(o) for o in orders}) > 5
     picks = {model.answer(bestanswer + str(i), 0) for i in range(60)}
     assert picks == {f'Answer: A{j}' for j in range(1, 8)}
     assert model.generate([tsort, bestanswer], 0) == model.generate([tsort, bestanswer], 0)
-    assert RandomGuessBaseline(seed=2).generate([tsort + 'x' * i for i in range(10)], 0) != \
-        model.generate([tsort + 'x' * i for i in range(10)], 0)
+    assert RandomGuessBaseline(seed=2).generate(
+        [tsort + 'x' * i for i in range(10)], 0
+    ) != model.generate([tsort + 'x' * i for i in range(10)], 0)

@@ -1,4 +1,5 @@
 """The OpenCompass side: registration, dataset construction, prompts, evaluator, configs."""
+
 import json
 from pathlib import Path
 
@@ -12,12 +13,17 @@ from opencompass_lveval.lveval.synthetic import write_synthetic_data
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 
 REPO = Path(__file__).resolve().parents[1]
-READER = dict(input_columns=['context', 'input'], output_column='answers', train_split='test',
-              test_split='test')
+READER = dict(
+    input_columns=['context', 'input'],
+    output_column='answers',
+    train_split='test',
+    test_split='test',
+)
 
 
 def test_importing_the_package_registers_classes():
     from opencompass.registry import ICL_EVALUATORS, LOAD_DATASET
+
     assert LOAD_DATASET.get('LVEvalDataset') is opencompass_lveval.LVEvalDataset
     assert ICL_EVALUATORS.get('LVEvalEvaluator') is opencompass_lveval.LVEvalEvaluator
 
@@ -25,21 +31,36 @@ def test_importing_the_package_registers_classes():
 @pytest.fixture
 def tricky_folder(tmp_path):
     records = [
-        dict(input='What does {context} print?', context='Code: print(f"{idx} {input} {answers}")',
-             answers=['Ada Lovelace'], answer_keywords='Lovelace'),
+        dict(
+            input='What does {context} print?',
+            context='Code: print(f"{idx} {input} {answers}")',
+            answers=['Ada Lovelace'],
+            answer_keywords='Lovelace',
+        ),
         dict(input='Where?', context='In Paris.', answers=['Paris', 'France']),
     ]
     (tmp_path / 'loogle_SD_mixup_16k.jsonl').write_text(
-        ''.join(json.dumps(r) + '\n' for r in records), encoding='utf-8')
+        ''.join(json.dumps(r) + '\n' for r in records), encoding='utf-8'
+    )
     return tmp_path
 
 
 def test_dataset_columns(tricky_folder):
-    dataset = LVEvalDataset(abbr='LVEval_loogle_SD_mixup_16k', name='loogle_SD_mixup_16k',
-                            path=str(tricky_folder), reader_cfg=READER)
+    dataset = LVEvalDataset(
+        abbr='LVEval_loogle_SD_mixup_16k',
+        name='loogle_SD_mixup_16k',
+        path=str(tricky_folder),
+        reader_cfg=READER,
+    )
     test = dataset.test
-    assert test.column_names == ['input', 'context', 'answers', 'answer_keywords', 'subdivision',
-                                 'idx']
+    assert test.column_names == [
+        'input',
+        'context',
+        'answers',
+        'answer_keywords',
+        'subdivision',
+        'idx',
+    ]
     assert test['idx'] == [0, 1]
     assert test['subdivision'] == ['LVEval_loogle_SD_mixup_16k'] * 2
     assert test['answer_keywords'] == ['Lovelace', '']
@@ -53,12 +74,17 @@ def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder,
     from opencompass.openicl.icl_prompt_template import PromptTemplate
     from opencompass.openicl.icl_retriever import ZeroRetriever
     from opencompass.registry import ICL_PROMPT_TEMPLATES
+
     from opencompass_lveval.models import RandomGuessBaseline
     from opencompass_lveval.prompt_template import LongContextPromptTemplate
 
     assert ICL_PROMPT_TEMPLATES.get('LongContextPromptTemplate') is LongContextPromptTemplate
-    dataset = LVEvalDataset(abbr='LVEval_loogle_SD_mixup_16k', name='loogle_SD_mixup_16k',
-                            path=str(tricky_folder), reader_cfg=READER)
+    dataset = LVEvalDataset(
+        abbr='LVEval_loogle_SD_mixup_16k',
+        name='loogle_SD_mixup_16k',
+        path=str(tricky_folder),
+        reader_cfg=READER,
+    )
     task = TASKS_BY_NAME['loogle_SD_mixup']
     template = dict(round=[dict(role='HUMAN', prompt=task.prompt)])
     prompts = {}
@@ -66,8 +92,11 @@ def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder,
         out = tmp_path / kind.__name__
         out.mkdir()
         GenInferencer(model=RandomGuessBaseline(), max_out_len=8, batch_size=2).inference(
-            ZeroRetriever(dataset), prompt_template=kind(template), output_json_filepath=str(out),
-            output_json_filename='predictions.json')
+            ZeroRetriever(dataset),
+            prompt_template=kind(template),
+            output_json_filepath=str(out),
+            output_json_filename='predictions.json',
+        )
         predictions = json.loads((out / 'predictions.json').read_text())
         prompts[kind] = [predictions[str(i)]['origin_prompt'] for i in range(2)]
     first = dataset.test[0]
@@ -76,21 +105,30 @@ def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder,
     assert 'Question: What does {context} print?' in official
     assert 'Code: print(f"{idx} {input} {answers}")' in official
     assert prompts[PromptTemplate][0] != official  # the hazard the one-pass template removes
-    assert prompts[LongContextPromptTemplate][1] == task.prompt.format(context='In Paris.',
-                                                                       input='Where?')
+    assert prompts[LongContextPromptTemplate][1] == task.prompt.format(
+        context='In Paris.', input='Where?'
+    )
 
 
 def test_evaluator_through_opencompass_evaluate(tricky_folder):
-    dataset = LVEvalDataset(abbr='x', name='loogle_SD_mixup_16k', path=str(tricky_folder),
-                            reader_cfg=READER)
+    dataset = LVEvalDataset(
+        abbr='x', name='loogle_SD_mixup_16k', path=str(tricky_folder), reader_cfg=READER
+    )
     test = dataset.test
     evaluator = LVEvalEvaluator(metric='qa_f1_score_with_gold_ans')
-    result = evaluator.evaluate(1, 1, test, predictions=['Charles Babbage', 'paris'],
-                                references=test['answers'], test_set=test)
+    result = evaluator.evaluate(
+        1,
+        1,
+        test,
+        predictions=['Charles Babbage', 'paris'],
+        references=test['answers'],
+        test_set=test,
+    )
     assert result['score'] == 50.0  # gate fails on the first, second matches answers[0]
     assert result['diagnostics'] == [
         '1 keyword gate failed, 0 unusable keywords, 0 metric errors, 0 non-string predictions, '
-        '2 samples']
+        '2 samples'
+    ]
     first, second = result['details']  # OpenCompass lists each field per replica
     assert first['keyword_gate_failed'] == [True] and first['score'] == [0.0]
     assert second['score'] == [1.0] and second['answer'] == ['Paris']
@@ -111,4 +149,7 @@ def test_eval_config_builds_55_datasets_with_official_prompts(tmp_path, monkeypa
     by_abbr = {c.abbr: c for c in checks}
     assert by_abbr['LVEval_factrecall_zh_256k'].max_out_len == 16
     assert by_abbr['LVEval_dureader_mixup_16k'].max_out_len == 64
-    assert by_abbr['LVEval_cmrc_mixup_256k'].prompt_chars > by_abbr['LVEval_cmrc_mixup_16k'].prompt_chars
+    assert (
+        by_abbr['LVEval_cmrc_mixup_256k'].prompt_chars
+        > by_abbr['LVEval_cmrc_mixup_16k'].prompt_chars
+    )

@@ -1,5 +1,6 @@
 """Per-length reports from a recorded OpenCompass run: the numbers in the tables are the ones the
 per-sample results imply, and missing results give clear errors."""
+
 import csv
 import json
 import random
@@ -7,9 +8,9 @@ import random
 import pytest
 
 from opencompass_lveval.cli import main
+from opencompass_lveval.errors import ReportError
 from opencompass_lveval.lveval.metrics import subset_score
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
-from opencompass_lveval.errors import ReportError
 from opencompass_lveval.report import write_report
 from opencompass_lveval.report.tables import factrecall_heatmap
 
@@ -27,14 +28,26 @@ def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
             for depth, level in enumerate(LEVELS):
                 scores = [float(rng.random() < 0.8 - 0.15 * depth) for _ in range(samples)]
                 per_sample[model, task.abbr(level)] = scores
-                details = [{'example_abbr': f'{task.abbr(level)}_{i}', 'score': [s]}
-                           for i, s in enumerate(scores)]
-                (folder / f'{task.abbr(level)}.json').write_text(json.dumps(
-                    {'score': subset_score(scores), 'details': details}))
+                details = [
+                    {'example_abbr': f'{task.abbr(level)}_{i}', 'score': [s]}
+                    for i, s in enumerate(scores)
+                ]
+                (folder / f'{task.abbr(level)}.json').write_text(
+                    json.dumps({'score': subset_score(scores), 'details': details})
+                )
         for setting, accuracy in (('1k', 30.0), ('2k', 12.5)):
-            (folder / f'AdaLEval_bestanswer_{setting}.json').write_text(json.dumps(
-                {'accuracy': accuracy, 'instruction_following': 90.0, 'copy_instruction': 5.0,
-                 'copy_instruction_chance': 3.0, 'random_guess': 26.16, 'details': []}))
+            (folder / f'AdaLEval_bestanswer_{setting}.json').write_text(
+                json.dumps(
+                    {
+                        'accuracy': accuracy,
+                        'instruction_following': 90.0,
+                        'copy_instruction': 5.0,
+                        'copy_instruction_chance': 3.0,
+                        'random_guess': 26.16,
+                        'details': [],
+                    }
+                )
+            )
     return run, per_sample
 
 
@@ -56,11 +69,17 @@ def test_tables_match_the_per_sample_results(tmp_path):
         for column, level in enumerate(LEVELS):
             level_scores = [subset_score(per_sample[model, t.abbr(level)]) for t in TASKS]
             assert float(rows['average'][column]) == pytest.approx(
-                sum(level_scores) / len(level_scores), abs=0.005)
-        single_hop = [subset_score(per_sample[model, t.abbr(level)]) for t in TASKS
-                      if t.group == 'single_hop_qa' for level in LEVELS]
+                sum(level_scores) / len(level_scores), abs=0.005
+            )
+        single_hop = [
+            subset_score(per_sample[model, t.abbr(level)])
+            for t in TASKS
+            if t.group == 'single_hop_qa'
+            for level in LEVELS
+        ]
         assert float(rows['single_hop_qa'][-1]) == pytest.approx(
-            sum(single_hop) / len(single_hop), abs=0.005)
+            sum(single_hop) / len(single_hop), abs=0.005
+        )
     levels = read_csv(run / 'summary' / 'lveval_levels.csv')
     assert levels[0] == ['model'] + list(LEVELS) + ['avg']
     assert [row[0] for row in levels[1:]] == ['model-a', 'model-b']
@@ -70,8 +89,12 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert ada[0] == ['metric', '1k', '2k'] and ada[1] == ['accuracy', '30.0', '12.5']
     assert ada[5] == ['random_guess', '26.16', '26.16']
     names = {path.name for path in written}
-    assert {'lveval_levels.png', 'adaleval_bestanswer_accuracy.png',
-            'factrecall_heatmap_model-a.png', 'long_context_report.md'} <= names
+    assert {
+        'lveval_levels.png',
+        'adaleval_bestanswer_accuracy.png',
+        'factrecall_heatmap_model-a.png',
+        'long_context_report.md',
+    } <= names
     assert 'tsort' not in ' '.join(names)  # no TSort results, no TSort table or plot
     markdown = (run / 'summary' / 'long_context_report.md').read_text()
     assert '| model | 16k | 32k | 64k | 128k | 256k | avg |' in markdown

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from opencompass_lveval.lveval.entries import lveval_entries, lveval_summary_groups
 from opencompass_lveval.lveval import metrics
+from opencompass_lveval.lveval.entries import lveval_entries, lveval_summary_groups
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME, split_subset
 
 
@@ -22,11 +22,13 @@ def test_table_matches_official_constants_byte_for_byte(reference):
 
 
 def test_metric_constants_match_reference(reference):
-    assert metrics.BLACKLIST_EN == frozenset(reference['blacklist_en'])
+    assert frozenset(reference['blacklist_en']) == metrics.BLACKLIST_EN
     assert len(reference['blacklist_en']) == len(metrics.BLACKLIST_EN)
-    assert metrics.BLACKLIST_ZH == frozenset(reference['blacklist_zh'])
-    assert metrics.ZH_PUNCTUATION == \
+    assert frozenset(reference['blacklist_zh']) == metrics.BLACKLIST_ZH
+    assert (
         reference['zh_punctuation_removed_in_addition_to_ascii_punctuation']
+        == metrics.ZH_PUNCTUATION
+    )
     assert set(reference['metric'].values()) <= set(metrics.METRICS)
 
 
@@ -44,22 +46,26 @@ def test_entries_cover_55_subsets_with_opencompass_abbrs():
     assert first['abbr'] == 'LVEval_hotpotwikiqa_mixup_16k'
     assert first['name'] == 'hotpotwikiqa_mixup_16k'
     assert first['path'] == '/data'
-    assert lveval_entries(datasets=['cmrc_mixup'], levels=['64k'])[0]['abbr'] == \
-        'LVEval_cmrc_mixup_64k'
+    assert (
+        lveval_entries(datasets=['cmrc_mixup'], levels=['64k'])[0]['abbr']
+        == 'LVEval_cmrc_mixup_64k'
+    )
 
 
 def test_summary_groups_keep_opencompass_names_and_members():
     groups = {g['name']: g['subsets'] for g in lveval_summary_groups()}
-    assert groups['LVEval_single_hop_qa'] == [f'LVEval_loogle_SD_mixup_{l}' for l in LEVELS] + \
-        [f'LVEval_cmrc_mixup_{l}' for l in LEVELS]
+    assert groups['LVEval_single_hop_qa'] == [f'LVEval_loogle_SD_mixup_{v}' for v in LEVELS] + [
+        f'LVEval_cmrc_mixup_{v}' for v in LEVELS
+    ]
     assert len(groups['LVEval_multi_hop_qa']) == 15
     assert sorted(groups['LVEval_factrecall_cqa'])[0] == 'LVEval_factrecall_en_128k'
     assert len(groups['LVEval_qa']) == 55
-    assert groups['LVEval_lic_mixup'] == [f'LVEval_lic_mixup_{l}' for l in LEVELS]
+    assert groups['LVEval_lic_mixup'] == [f'LVEval_lic_mixup_{v}' for v in LEVELS]
 
 
-@pytest.mark.parametrize('bad', ['cmrc_mixup_512', 'cmrc_mixup_0k', 'cmrc_mixup_16K', 'cmrc_16k',
-                                 'cmrc_mixup', ''])
+@pytest.mark.parametrize(
+    'bad', ['cmrc_mixup_512', 'cmrc_mixup_0k', 'cmrc_mixup_16K', 'cmrc_16k', 'cmrc_mixup', '']
+)
 def test_split_subset_rejects_unknown_names(bad):
     with pytest.raises(ValueError, match='not an LV-Eval subset'):
         split_subset(bad)

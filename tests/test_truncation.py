@@ -1,9 +1,9 @@
 """Middle truncation on token ids, with a real byte-level tokenizer trained here."""
+
 import pytest
 
-from opencompass_lveval.truncation import (PromptFrame, TruncationError, fit_prompt,
-                                           middle_truncate)
 from opencompass_lveval.testing import train_tokenizer
+from opencompass_lveval.truncation import PromptFrame, TruncationError, fit_prompt, middle_truncate
 
 BROKEN = '\ufffd'
 
@@ -18,11 +18,14 @@ def test_short_prompts_are_untouched():
     assert middle_truncate([], 5) == []
 
 
-@pytest.mark.parametrize('budget, expected', [
-    (4, [0, 1, 8, 9]),
-    (5, [0, 1, 2, 8, 9]),  # odd budgets give the extra id to the head
-    (1, [0]),
-])
+@pytest.mark.parametrize(
+    'budget, expected',
+    [
+        (4, [0, 1, 8, 9]),
+        (5, [0, 1, 2, 8, 9]),  # odd budgets give the extra id to the head
+        (1, [0]),
+    ],
+)
 def test_even_and_odd_budgets_keep_head_and_tail(budget, expected):
     assert middle_truncate(list(range(10)), budget) == expected
 
@@ -58,8 +61,10 @@ def test_chat_frame_wraps_the_prompt_in_the_templates_own_ids(tokenizer):
     assert tokenizer.decode(frame.prefix) == '<|user|>\n'
     assert tokenizer.decode(frame.suffix) == '<|end|>\n<|assistant|>\n'
     history = [{'role': 'system', 'content': 'Be brief.'}]
-    assert tokenizer.decode(PromptFrame.for_chat(tokenizer, history).prefix) == \
-        '<|system|>\nBe brief.<|end|>\n<|user|>\n'
+    assert (
+        tokenizer.decode(PromptFrame.for_chat(tokenizer, history).prefix)
+        == '<|system|>\nBe brief.<|end|>\n<|user|>\n'
+    )
 
 
 def test_base_frame_is_the_tokenizers_special_tokens(tokenizer):
@@ -75,9 +80,9 @@ def test_fit_prompt_fills_the_window_exactly_and_keeps_head_and_tail(tokenizer):
     fitted = fit_prompt(tokenizer, prompt, frame, window, max_out_len)
     budget = window - max_out_len - len(frame)
     assert len(fitted) == window - max_out_len
-    body = fitted[len(frame.prefix):len(fitted) - len(frame.suffix)]
-    assert body[:budget - budget // 2] == ids[:budget - budget // 2]
-    assert body[budget - budget // 2:] == ids[-(budget // 2):]
+    body = fitted[len(frame.prefix) : len(fitted) - len(frame.suffix)]
+    assert body[: budget - budget // 2] == ids[: budget - budget // 2]
+    assert body[budget - budget // 2 :] == ids[-(budget // 2) :]
     assert tokenizer.decode(body).startswith('Read this.')
     assert tokenizer.decode(body).endswith('Question: who?')
 
@@ -109,14 +114,14 @@ def test_256k_prompts_fit_a_32k_window_exactly(shared):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
         ids = tokenizer.encode(prompt, add_special_tokens=False)
         fitted = fit_prompt(tokenizer, prompt, frame, window, max_out_len)
-        body = fitted[len(frame.prefix):len(fitted) - len(frame.suffix)]
+        body = fitted[len(frame.prefix) : len(fitted) - len(frame.suffix)]
         head, tail = budget - budget // 2, budget // 2
         assert len(ids) > 5 * budget
         # Every kept id is the original's, in place; at most a split character's pieces
         # (3 ids per cut) are left out, and then nothing decodes to a broken character.
         kept_head = next(i for i in range(head, -1, -1) if body[:i] == ids[:i])
         kept_tail = len(body) - kept_head
-        assert body[kept_head:] == ids[len(ids) - kept_tail:]
+        assert body[kept_head:] == ids[len(ids) - kept_tail :]
         assert head - 3 <= kept_head <= head and tail - 3 <= kept_tail <= tail
         assert BROKEN not in tokenizer.decode(body)
         if task == 'factrecall_en':  # no multi-byte characters: the budget is filled exactly

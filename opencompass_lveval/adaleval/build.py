@@ -4,13 +4,15 @@ Token counts come from a pluggable counter: tiktoken ``cl100k_base`` as in the p
 file is available locally, any Hugging Face ``tokenizer.json``, or a documented word-count
 fallback (4 tokens per 3 words). Seeded; output in the official JSON formats.
 """
+
 from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Optional
 
 from tqdm import tqdm
 
@@ -19,9 +21,14 @@ from .prompts import tsort_prompt
 from .tasks import BESTANSWER, TASKS, TSORT, AdaTask
 
 TSORT_LIMITS = {  # tokens (GPT-4 tokenizer): before, each of the 4 parts, after; stride between
-    '2k': (200, 350, 200, 64), '4k': (300, 800, 300, 64), '8k': (400, 1750, 400, 64),
-    '16k': (500, 3700, 500, 64), '32k': (500, 7700, 500, 128), '64k': (500, 15700, 500, 128),
-    '128k': (500, 31700, 500, 128)}
+    '2k': (200, 350, 200, 64),
+    '4k': (300, 800, 300, 64),
+    '8k': (400, 1750, 400, 64),
+    '16k': (500, 3700, 500, 64),
+    '32k': (500, 7700, 500, 128),
+    '64k': (500, 15700, 500, 128),
+    '128k': (500, 31700, 500, 128),
+}
 
 
 def tsort_limits(setting: str) -> tuple[int, int, int, int]:
@@ -32,8 +39,10 @@ def tsort_limits(setting: str) -> tuple[int, int, int, int]:
         return TSORT_LIMITS[setting]
     budget = parse_size(setting)
     if budget < 16_000:
-        raise ValueError(f'TSort limits below 16k exist only for the paper\'s settings '
-                         f'{sorted(TSORT_LIMITS, key=parse_size)}, not {setting!r}')
+        raise ValueError(
+            f"TSort limits below 16k exist only for the paper's settings "
+            f'{sorted(TSORT_LIMITS, key=parse_size)}, not {setting!r}'
+        )
     return 500, (budget - 1200) // 4, 500, 128 if budget >= 32_000 else 64
 
 
@@ -53,25 +62,38 @@ def token_counter(spec: str = 'auto') -> TokenCounter:
     if spec in ('auto', 'cl100k_base'):
         try:
             import tiktoken
+
             encoding = tiktoken.get_encoding('cl100k_base')
-            return TokenCounter('cl100k_base', lambda t: len(encoding.encode(t)),
-                                lambda t, n: encoding.decode(encoding.encode(t)[:n]))
+            return TokenCounter(
+                'cl100k_base',
+                lambda t: len(encoding.encode(t)),
+                lambda t, n: encoding.decode(encoding.encode(t)[:n]),
+            )
         except Exception as exc:  # no cached BPE file offline
             if spec == 'cl100k_base':
                 raise RuntimeError(
                     f'tiktoken cl100k_base is not available here ({exc}); copy its cached file '
-                    'and set TIKTOKEN_CACHE_DIR, or pass a tokenizer.json, or "words"') from exc
+                    'and set TIKTOKEN_CACHE_DIR, or pass a tokenizer.json, or "words"'
+                ) from exc
     if spec not in ('auto', 'words'):
         from tokenizers import Tokenizer
+
         path = Path(spec)
         tokenizer = Tokenizer.from_file(str(path / 'tokenizer.json' if path.is_dir() else path))
-        return TokenCounter(f'tokenizer:{path.name}',
-                            lambda t: len(tokenizer.encode(t, add_special_tokens=False).ids),
-                            lambda t, n: t[:tokenizer.encode(t, add_special_tokens=False)
-                                           .offsets[n - 1][1]] if n > 0 else '')
-    return TokenCounter('words (4 tokens per 3 words)',
-                        lambda t: (len(t.split()) * 4 + 2) // 3,
-                        lambda t, n: ' '.join(t.split()[:n * 3 // 4]))
+        return TokenCounter(
+            f'tokenizer:{path.name}',
+            lambda t: len(tokenizer.encode(t, add_special_tokens=False).ids),
+            lambda t, n: (
+                t[: tokenizer.encode(t, add_special_tokens=False).offsets[n - 1][1]]
+                if n > 0
+                else ''
+            ),
+        )
+    return TokenCounter(
+        'words (4 tokens per 3 words)',
+        lambda t: (len(t.split()) * 4 + 2) // 3,
+        lambda t, n: ' '.join(t.split()[: n * 3 // 4]),
+    )
 
 
 def _take(paragraphs: list[str], start: int, limit: int, counter: TokenCounter) -> tuple[str, int]:
@@ -91,8 +113,14 @@ def _take(paragraphs: list[str], start: int, limit: int, counter: TokenCounter) 
     return '\n'.join(taken), index
 
 
-def tsort_records(paragraphs: list[str], setting: str, count: int, counter: TokenCounter,
-                  seed: int = 0, book_id: int = 0) -> list[dict]:
+def tsort_records(
+    paragraphs: list[str],
+    setting: str,
+    count: int,
+    counter: TokenCounter,
+    seed: int = 0,
+    book_id: int = 0,
+) -> list[dict]:
     """Up to ``count`` TSort cases from one book's paragraphs: before, four consecutive parts
     (shuffled) and after, within the setting's token limits; cases start ``stride`` paragraphs
     apart."""
@@ -111,23 +139,34 @@ def tsort_records(paragraphs: list[str], setting: str, count: int, counter: Toke
             break
         shown = list(range(4))
         rng.shuffle(shown)
-        records.append(dict(book_id=book_id, para_offset=offsets,
-                            answer=[shown.index(i) + 1 for i in range(4)],
-                            prompt=tsort_prompt(before, [parts[i] for i in shown], after)))
+        records.append(
+            dict(
+                book_id=book_id,
+                para_offset=offsets,
+                answer=[shown.index(i) + 1 for i in range(4)],
+                prompt=tsort_prompt(before, [parts[i] for i in shown], after),
+            )
+        )
         start += stride
     return records
 
 
-def build_tsort(books: Iterable[str | Path], setting: str, out_dir: str | Path, count: int,
-                tokenizer: str = 'auto', seed: int = 0) -> Path:
+def build_tsort(
+    books: Iterable[str | Path],
+    setting: str,
+    out_dir: str | Path,
+    count: int,
+    tokenizer: str = 'auto',
+    seed: int = 0,
+) -> Path:
     """``textsort_{setting}.json`` from the books, in order, until ``count`` cases."""
     from ..text import book_paragraphs
+
     counter = token_counter(tokenizer)
     records: list[dict] = []
     for book_id, book in enumerate(tqdm(list(books), desc=f'textsort_{setting}', leave=False)):
         paragraphs = book_paragraphs(book)
-        records += tsort_records(paragraphs, setting, count - len(records), counter, seed,
-                                 book_id)
+        records += tsort_records(paragraphs, setting, count - len(records), counter, seed, book_id)
         if len(records) >= count:
             break
     return write_task_file(TSORT, setting, records, out_dir)
@@ -137,24 +176,34 @@ def _shared_tags(a: list[str], b: list[str]) -> float:
     return len(set(a) & set(b)) / max(1, len(set(a)))
 
 
-def bestanswer_records(questions: list[dict], budget: int, counter: TokenCounter,
-                       seed: int = 0, min_tag_share: Optional[float] = None) -> list[dict]:
+def bestanswer_records(
+    questions: list[dict],
+    budget: int,
+    counter: TokenCounter,
+    seed: int = 0,
+    min_tag_share: Optional[float] = None,
+) -> list[dict]:
     """Every question again, its candidates grown to ``budget`` tokens: its own answers (the
     accepted one always kept), then answers to questions sharing at least 40% of its tags (at
     least one tag beyond 16k), shuffled with the accepted answer's new designation."""
     sizes = [[counter.count(a) for a in q['all_answers']] for q in questions]  # counted once
     records = []
-    for index, question in enumerate(tqdm(questions, desc=f'stackselect {budget} tokens',
-                                          leave=False)):
+    for index, question in enumerate(
+        tqdm(questions, desc=f'stackselect {budget} tokens', leave=False)
+    ):
         rng = random.Random(f'{seed}:bestanswer:{budget}:{question["question_id"]}')
         accepted_index = int(question['answer'][1:]) - 1
         accepted = question['all_answers'][accepted_index]
         share = min_tag_share if min_tag_share is not None else (0.4 if budget <= 16_000 else 1e-9)
-        candidates = [accepted] + [a for i, a in enumerate(question['all_answers'])
-                                   if i != accepted_index]
+        candidates = [accepted] + [
+            a for i, a in enumerate(question['all_answers']) if i != accepted_index
+        ]
         used = counter.count(question['question']) + sum(sizes[index])
-        others = [j for j in rng.sample(range(len(questions)), len(questions))
-                  if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share]
+        others = [
+            j
+            for j in rng.sample(range(len(questions)), len(questions))
+            if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share
+        ]
         for j in others:
             for answer, size in zip(questions[j]['all_answers'], sizes[j]):
                 if used + size <= budget:
@@ -164,14 +213,21 @@ def bestanswer_records(questions: list[dict], budget: int, counter: TokenCounter
         rng.shuffle(kept)
         position = rng.randrange(len(kept) + 1)
         kept.insert(position, accepted)
-        records.append(dict(question_id=question['question_id'], question=question['question'],
-                            all_answers=kept, answer=f'A{position + 1}',
-                            tags=question['tags']))
+        records.append(
+            dict(
+                question_id=question['question_id'],
+                question=question['question'],
+                all_answers=kept,
+                answer=f'A{position + 1}',
+                tags=question['tags'],
+            )
+        )
     return records
 
 
-def build_bestanswer(source: str | Path, setting: str, out_dir: str | Path,
-                     tokenizer: str = 'auto', seed: int = 0) -> Path:
+def build_bestanswer(
+    source: str | Path, setting: str, out_dir: str | Path, tokenizer: str = 'auto', seed: int = 0
+) -> Path:
     """``stackselect_{setting}.json`` from an official-format file of questions (any setting):
     the same questions, candidates grown to the setting's token budget."""
     questions = json.loads(Path(source).read_text(encoding='utf-8'))
@@ -179,8 +235,7 @@ def build_bestanswer(source: str | Path, setting: str, out_dir: str | Path,
     return write_task_file(BESTANSWER, setting, records, out_dir)
 
 
-def write_task_file(task: AdaTask, setting: str, records: list[dict],
-                    out_dir: str | Path) -> Path:
+def write_task_file(task: AdaTask, setting: str, records: list[dict], out_dir: str | Path) -> Path:
     """``{file_stem}_{setting}.json`` in the official format (one JSON array)."""
     path = Path(out_dir) / task.file_name(setting)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,5 +245,8 @@ def write_task_file(task: AdaTask, setting: str, records: list[dict],
 
 def write_synthetic(out_dir: str | Path, count: int = 10, seed: int = 0) -> list[Path]:
     """Seeded synthetic files of every task at its demo settings (demos, tests)."""
-    return [write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
-            for task in TASKS for setting in task.demo_settings]
+    return [
+        write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
+        for task in TASKS
+        for setting in task.demo_settings
+    ]

@@ -6,23 +6,27 @@ records than the official code uses is refused as truncated. Any size is a setti
 at ``256k`` load the same way, with the paper's sample-count rule. Every problem names the file,
 the item and how to fix it.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 from ..errors import AdaLEvalDataError
 from ..sizes import by_size, is_size
 from .tasks import TASKS, AdaTask, official_sample_count, task_named
 
 DATA_DIR_ENV = 'ADALEVAL_DATA_DIR'
-GET_DATA_HINT = ('Get the official files with the Ada-LEval repository\'s fetch_data.sh on a '
-                 'machine with internet, copy its data/ folder to the cluster and point the loader '
-                 f'at it (config `path=` or ${DATA_DIR_ENV}); files may sit at any depth.')
+GET_DATA_HINT = (
+    "Get the official files with the Ada-LEval repository's fetch_data.sh on a "
+    'machine with internet, copy its data/ folder to the cluster and point the loader '
+    f'at it (config `path=` or ${DATA_DIR_ENV}); files may sit at any depth.'
+)
 _FILE = re.compile(r'(?P<stem>[a-z]+)_(?P<setting>\w+)\.json')
 
 
@@ -33,8 +37,10 @@ def default_data_dir() -> str:
 
 def _check_setting(task: AdaTask, setting: str) -> None:
     if not is_size(setting):
-        raise AdaLEvalDataError(f'{task.name} setting {setting!r} is not a size: use one of '
-                                f'{list(task.settings)} or another like 256k')
+        raise AdaLEvalDataError(
+            f'{task.name} setting {setting!r} is not a size: use one of '
+            f'{list(task.settings)} or another like 256k'
+        )
 
 
 def locate(root: str | os.PathLike, task: AdaTask, setting: str) -> Path:
@@ -48,8 +54,10 @@ def locate(root: str | os.PathLike, task: AdaTask, setting: str) -> Path:
     if not found:
         raise AdaLEvalDataError(f'{name} not found under {root}. {GET_DATA_HINT}')
     if len(found) > 1:
-        raise AdaLEvalDataError(f'{name} is present {len(found)} times under {root}: '
-                                f'{", ".join(map(str, found))}. Keep one copy.')
+        raise AdaLEvalDataError(
+            f'{name} is present {len(found)} times under {root}: '
+            f'{", ".join(map(str, found))}. Keep one copy.'
+        )
     return found[0]
 
 
@@ -61,11 +69,14 @@ def read_file(path: Path) -> list:
     except FileNotFoundError as exc:
         raise AdaLEvalDataError(f'{path} does not exist. {GET_DATA_HINT}') from exc
     except UnicodeDecodeError as exc:
-        raise AdaLEvalDataError(f'{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); '
-                                f'download it again. {GET_DATA_HINT}') from exc
+        raise AdaLEvalDataError(
+            f'{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); '
+            f'download it again. {GET_DATA_HINT}'
+        ) from exc
     except (ValueError, RecursionError) as exc:
-        raise AdaLEvalDataError(f'{path} is not valid JSON ({exc}); download it again. '
-                                f'{GET_DATA_HINT}') from exc
+        raise AdaLEvalDataError(
+            f'{path} is not valid JSON ({exc}); download it again. {GET_DATA_HINT}'
+        ) from exc
     if not isinstance(records, list) or not records:
         raise AdaLEvalDataError(f'{path} must hold a non-empty JSON array of records')
     return records
@@ -85,12 +96,14 @@ def _raise_for_problems(path: Path, task: AdaTask, records: list) -> None:
     for index, record in enumerate(records):
         problem = record_problem(task, record)
         if problem:
-            raise AdaLEvalDataError(f'{path}, item {index}: {problem}. Fix or re-download the '
-                                    f'file. {GET_DATA_HINT}')
+            raise AdaLEvalDataError(
+                f'{path}, item {index}: {problem}. Fix or re-download the file. {GET_DATA_HINT}'
+            )
 
 
-def read_records(path: Path, task: AdaTask, setting: str, cheap: bool = False,
-                 limit: Optional[int] = None) -> list[dict]:
+def read_records(
+    path: Path, task: AdaTask, setting: str, cheap: bool = False, limit: Optional[int] = None
+) -> list[dict]:
     """The records a run uses: the first ``official_sample_count`` (``cheap``: the paper's
     smaller counts), or the first ``limit``; validated.
 
@@ -100,21 +113,28 @@ def read_records(path: Path, task: AdaTask, setting: str, cheap: bool = False,
     _check_setting(task, setting)
     records = read_file(path)
     count = official_sample_count(setting, cheap)
-    _raise_for_problems(path, task, records[:count if limit is None else limit])
+    _raise_for_problems(path, task, records[: count if limit is None else limit])
     if limit is None and setting in task.settings and len(records) < count:
         raise AdaLEvalDataError(
             f'{path} holds {len(records)} records, but the official code uses the first {count} '
             f'at {setting}{" (cheap mode)" if cheap else ""}: the file looks truncated. Download '
             f'it again, or set limit={len(records)} in the dataset config to use fewer on '
-            f'purpose. {GET_DATA_HINT}')
-    return records[:count if limit is None else limit]
+            f'purpose. {GET_DATA_HINT}'
+        )
+    return records[: count if limit is None else limit]
 
 
-def load_task(task_name: str, setting: str, path: Optional[str] = None, cheap: bool = False,
-              limit: Optional[int] = None) -> list[dict]:
+def load_task(
+    task_name: str,
+    setting: str,
+    path: Optional[str] = None,
+    cheap: bool = False,
+    limit: Optional[int] = None,
+) -> list[dict]:
     task = task_named(task_name)
-    return read_records(locate(path or default_data_dir(), task, setting), task, setting, cheap,
-                        limit)
+    return read_records(
+        locate(path or default_data_dir(), task, setting), task, setting, cheap, limit
+    )
 
 
 @dataclass
@@ -143,8 +163,13 @@ def check_folder(root: str | os.PathLike) -> Iterator[FileReport]:
         for name in files:
             found.setdefault(name, []).append(Path(folder) / name)
     for task in TASKS:
-        present = [m['setting'] for name in found if (m := _FILE.fullmatch(name))
-                   and m['stem'] == task.file_stem and is_size(m['setting'])]
+        present = [
+            m['setting']
+            for name in found
+            if (m := _FILE.fullmatch(name))
+            and m['stem'] == task.file_stem
+            and is_size(m['setting'])
+        ]
         for setting in by_size(set(task.settings) | set(present)):
             name = task.file_name(setting)
             paper = setting in task.settings
@@ -164,6 +189,8 @@ def check_folder(root: str | os.PathLike) -> Iterator[FileReport]:
                     report.problem = str(exc)
                 else:
                     if paper and report.records < report.expected:
-                        report.problem = (f'{report.records} records, the official code uses '
-                                          f'{report.expected}: truncated')
+                        report.problem = (
+                            f'{report.records} records, the official code uses '
+                            f'{report.expected}: truncated'
+                        )
             yield report

@@ -1,4 +1,5 @@
 """The OpenCompass dataset for Ada-LEval: the official prompts, optional position-bias variants."""
+
 from __future__ import annotations
 
 import hashlib
@@ -24,17 +25,34 @@ class AdaLEvalDataset(ColumnarDataset):
     """
 
     @staticmethod
-    def read_table(task: str, setting: str, path: Optional[str] = None, cheap: bool = False,
-                   position: Optional[str] = None,
-                   limit: Optional[int] = None) -> tuple[pa.Table, str]:
+    def read_table(
+        task: str,
+        setting: str,
+        path: Optional[str] = None,
+        cheap: bool = False,
+        position: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> tuple[pa.Table, str]:
         row = task_named(task)
         if position is not None and position not in row.positions:
             raise ValueError(f'{task} has no position {position!r}; it has {list(row.positions)}')
-        samples = [row.sample(record, position)
-                   for record in load_task(task, setting, path, cheap, limit)]
-        columns = {'answer': [s.answer for s in samples],
-                   'num_choice': [s.num_choice for s in samples],
-                   'prompt': [s.prompt for s in samples]}
-        key = json.dumps([task, setting, str(path or default_data_dir()), cheap, position, limit,
-                          hashlib.sha1(''.join(columns['prompt']).encode()).hexdigest()])
+        samples = [
+            row.sample(record, position) for record in load_task(task, setting, path, cheap, limit)
+        ]
+        columns = {
+            'answer': [s.answer for s in samples],
+            'num_choice': [s.num_choice for s in samples],
+            'prompt': [s.prompt for s in samples],
+        }
+        key = json.dumps(
+            [
+                task,
+                setting,
+                str(path or default_data_dir()),
+                cheap,
+                position,
+                limit,
+                hashlib.sha1(''.join(columns['prompt']).encode()).hexdigest(),
+            ]
+        )
         return pa.table(columns), hashlib.sha1(key.encode()).hexdigest()

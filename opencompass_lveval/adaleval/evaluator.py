@@ -1,4 +1,5 @@
 """The OpenCompass evaluator for Ada-LEval, over the pure functions of extraction.py/metrics.py."""
+
 from __future__ import annotations
 
 from opencompass.openicl.icl_evaluator import BaseEvaluator
@@ -30,9 +31,16 @@ class AdaLEvalEvaluator(BaseEvaluator):
         result['diagnostics'] = (
             f'{result.pop("samples")} samples, {self.extraction} extraction, '
             f'{result.pop("official_errors")} where the official code crashes, '
-            f'{result.pop("non_string_predictions")} non-string predictions')
+            f'{result.pop("non_string_predictions")} non-string predictions'
+        )
         result['details'] = [
-            {'pred': prediction, 'answer': answer, 'extracted': e.extracted, 'correct': e.hit,
-             'official_error': e.official_error}
-            for prediction, answer, e in zip(predictions, answers, extractions)]
+            {
+                'pred': prediction,
+                'answer': answer,
+                'extracted': e.extracted,
+                'correct': e.hit,
+                'official_error': e.official_error,
+            }
+            for prediction, answer, e in zip(predictions, answers, extractions)
+        ]
         return result

@@ -13,6 +13,7 @@ Work is bounded by the response's length and the number of digits of ``num_choic
 read from a response is converted unless it is short enough to be in range, and the official
 reading is computed from the digit runs of the response instead of trying every candidate.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -40,13 +41,18 @@ class Extraction:
 
 # BestAnswer --------------------------------------------------------------------------------------
 
+
 def _numbers_in(run: str, num_choice: int, prefixes_only: bool) -> set[int]:
     """The k in 1..num_choice whose decimal text occurs in a run of digits (only at its start
     when ``prefixes_only``), looking at no more digits than ``num_choice`` has at each place."""
     width = len(str(num_choice))
-    windows = {run[start:start + width] for start in range(1 if prefixes_only else len(run))}
-    texts = {window[:size] for window in windows if window[0] != '0'  # str(k) never starts with 0
-             for size in range(1, len(window) + 1)}
+    windows = {run[start : start + width] for start in range(1 if prefixes_only else len(run))}
+    texts = {
+        window[:size]
+        for window in windows
+        if window[0] != '0'  # str(k) never starts with 0
+        for size in range(1, len(window) + 1)
+    }
     return {number for number in map(int, texts) if number <= num_choice}
 
 
@@ -71,8 +77,7 @@ def _in_range(digits: list[str], num_choice: int) -> list[int]:
     converted)."""
     width = len(str(num_choice))
     stripped = (d.lstrip('0') or '0' for d in digits)
-    return [k for k in (int(d) for d in stripped if len(d) <= width)
-            if 1 <= k <= num_choice]
+    return [k for k in (int(d) for d in stripped if len(d) <= width) if 1 <= k <= num_choice]
 
 
 def bestanswer_designations(prediction: str, num_choice: int) -> list[int]:
@@ -89,14 +94,19 @@ def bestanswer_strict(prediction: str, num_choice: int) -> Optional[str]:
     return f'A{numbers[0]}' if numbers else None
 
 
-def extract_bestanswer(prediction: str, answer: str, num_choice: int,
-                       mode: str = 'strict') -> Extraction:
-    extracted = (bestanswer_official(prediction, num_choice) if mode == 'official'
-                 else bestanswer_strict(prediction, num_choice))
+def extract_bestanswer(
+    prediction: str, answer: str, num_choice: int, mode: str = 'strict'
+) -> Extraction:
+    extracted = (
+        bestanswer_official(prediction, num_choice)
+        if mode == 'official'
+        else bestanswer_strict(prediction, num_choice)
+    )
     return Extraction(extracted, extracted == answer)
 
 
 # TSort -------------------------------------------------------------------------------------------
+
 
 def _is_subsequence(needle: str, haystack: str) -> bool:
     position = 0

@@ -4,6 +4,7 @@ gold answer of a scored response. Pure functions; the task table wires them to i
 Problems are returned (or raised as ValueError) as short phrases; callers add the file and the
 item or line. Work is bounded: a BestAnswer case may have at most ``MAX_CHOICES`` candidates.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,11 +34,16 @@ def _is_count(value: Any) -> bool:
 
 
 def _is_text_list(value: Any, size: Optional[int] = None) -> bool:
-    return (isinstance(value, list) and bool(value) and (size is None or len(value) == size)
-            and all(isinstance(item, str) and item for item in value))
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and (size is None or len(value) == size)
+        and all(isinstance(item, str) and item for item in value)
+    )
 
 
 # BestAnswer ---------------------------------------------------------------------------------------
+
 
 def designation_number(label: Any, num_choice: int) -> Optional[int]:
     """k for a designation ``A<k>`` with 1 <= k <= num_choice, else None."""
@@ -69,7 +75,7 @@ def move_accepted_answer(answers: list[str], label: str, position: str) -> tuple
     if position not in POSITIONS:
         raise ValueError(f'position must be one of {POSITIONS}, not {position!r}')
     accepted = int(label[1:]) - 1
-    others = answers[:accepted] + answers[accepted + 1:]
+    others = answers[:accepted] + answers[accepted + 1 :]
     target = {'front': 0, 'middle': len(answers) // 2, 'rear': len(answers) - 1}[position]
     return others[:target] + [answers[accepted]] + others[target:], f'A{target + 1}'
 
@@ -85,15 +91,19 @@ def bestanswer_gold(record: dict) -> tuple[str, int]:
     """(answer, num_choice) of a scored response line; ValueError says what is wrong."""
     num_choice = record.get('num_choice')
     if not _is_count(num_choice) or not 1 <= num_choice <= MAX_CHOICES:
-        raise ValueError(f'BestAnswer needs "num_choice", the number of candidate answers: a whole '
-                         f'number from 1 to {MAX_CHOICES}, found {num_choice!r}')
+        raise ValueError(
+            f'BestAnswer needs "num_choice", the number of candidate answers: a whole '
+            f'number from 1 to {MAX_CHOICES}, found {num_choice!r}'
+        )
     if designation_number(record['answer'], num_choice) is None:
-        raise ValueError(f'"answer" must be a designation A1..A{num_choice}, found '
-                         f'{record["answer"]!r}')
+        raise ValueError(
+            f'"answer" must be a designation A1..A{num_choice}, found {record["answer"]!r}'
+        )
     return record['answer'], num_choice
 
 
 # TSort --------------------------------------------------------------------------------------------
+
 
 def answer_order(value: Any) -> Optional[list[int]]:
     """A TSort answer as a list of ints (files store a list, some a JSON string of one)."""
@@ -102,8 +112,11 @@ def answer_order(value: Any) -> Optional[list[int]]:
             value = json.loads(value)
         except ValueError:
             return None
-    if isinstance(value, list) and all(_is_count(v) for v in value) and \
-            sorted(value) == [1, 2, 3, 4]:
+    if (
+        isinstance(value, list)
+        and all(_is_count(v) for v in value)
+        and sorted(value) == [1, 2, 3, 4]
+    ):
         return value
     return None
 
@@ -116,24 +129,31 @@ def tsort_problem(record: dict) -> Optional[str]:
         return None
     if prompt is not None and not isinstance(prompt, str):
         return f'"prompt" must be a string, found {type(prompt).__name__}'
-    if not (isinstance(record.get('before'), str) and isinstance(record.get('after'), str)
-            and _is_text_list(record.get('parts'), 4)):
-        return ('needs a non-empty "prompt" string, or "before" and "after" strings and "parts", '
-                'a list of 4 non-empty strings')
+    if not (
+        isinstance(record.get('before'), str)
+        and isinstance(record.get('after'), str)
+        and _is_text_list(record.get('parts'), 4)
+    ):
+        return (
+            'needs a non-empty "prompt" string, or "before" and "after" strings and "parts", '
+            'a list of 4 non-empty strings'
+        )
     return None
 
 
 def tsort_sample(record: dict, position: Optional[str] = None) -> Sample:
     if position is not None:
         raise ValueError('TSort has no position-bias variant; position applies to BestAnswer')
-    prompt = record.get('prompt') or tsort_prompt(record['before'], record['parts'],
-                                                  record['after'])
+    prompt = record.get('prompt') or tsort_prompt(
+        record['before'], record['parts'], record['after']
+    )
     return Sample(prompt, str(answer_order(record['answer'])), TSORT_ORDERS)
 
 
 def tsort_gold(record: dict) -> tuple[list[int], int]:
     answer = answer_order(record['answer'])
     if answer is None:
-        raise ValueError(f'"answer" must be a permutation of [1, 2, 3, 4], found '
-                         f'{str(record["answer"])[:40]!r}')
+        raise ValueError(
+            f'"answer" must be a permutation of [1, 2, 3, 4], found {str(record["answer"])[:40]!r}'
+        )
     return answer, TSORT_ORDERS

@@ -1,4 +1,5 @@
 """``lveval score-adaleval``: extract and judge a file of responses, write them back scored."""
+
 from __future__ import annotations
 
 import json

@@ -7,21 +7,33 @@ evaluators, scorers and configs never branch on a task's name. Adding a task is 
 pure functions. File names keep the old task names (``stackselect_{setting}.json``,
 ``textsort_{setting}.json``); the prompt texts are the official ones (``prompts.py``).
 """
+
 from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from ..sizes import parse_size
 from . import prompts, records, synthetic
-from .extraction import (Extraction, bestanswer_designations, extract_bestanswer, extract_tsort,
-                         tsort_strict)
+from .extraction import (
+    Extraction,
+    bestanswer_designations,
+    extract_bestanswer,
+    extract_tsort,
+    tsort_strict,
+)
 
 # What the evaluator reports per (task, setting), all in percent.
-METRICS = ('accuracy', 'instruction_following', 'copy_instruction', 'copy_instruction_chance',
-           'random_guess')
+METRICS = (
+    'accuracy',
+    'instruction_following',
+    'copy_instruction',
+    'copy_instruction_chance',
+    'random_guess',
+)
 # Room for "Answer: A123" or "Answer: [4, 1, 3, 2]" and a little chatter around it.
 MAX_OUT_LEN = 32
 # TSort's 24 candidate answers, as the perplexity mode appends them to the prompt.
@@ -66,26 +78,42 @@ def official_sample_count(setting: str, cheap: bool = False) -> int:
 
 
 BESTANSWER = AdaTask(
-    name='bestanswer', file_stem='stackselect',
+    name='bestanswer',
+    file_stem='stackselect',
     settings=('1k', '2k', '4k', '6k', '8k', '12k', '16k', '32k', '64k', '128k'),
-    in_context_example='A4', fields=('question_id', 'question', 'all_answers', 'answer', 'tags'),
-    record_problem=records.bestanswer_problem, sample=records.bestanswer_sample,
-    gold=records.bestanswer_gold, reference=str,
+    in_context_example='A4',
+    fields=('question_id', 'question', 'all_answers', 'answer', 'tags'),
+    record_problem=records.bestanswer_problem,
+    sample=records.bestanswer_sample,
+    gold=records.bestanswer_gold,
+    reference=str,
     extract=extract_bestanswer,
     follows_instruction=lambda response, n: bool(bestanswer_designations(response, n)),
-    chance=lambda n: 1 / n, copy_chance=lambda n: 1 / n if n >= 4 else 0,
-    random_answer=prompts.bestanswer_random_answer, synthetic=synthetic.bestanswer_records,
-    demo_settings=('1k', '2k'), positions=records.POSITIONS)
+    chance=lambda n: 1 / n,
+    copy_chance=lambda n: 1 / n if n >= 4 else 0,
+    random_answer=prompts.bestanswer_random_answer,
+    synthetic=synthetic.bestanswer_records,
+    demo_settings=('1k', '2k'),
+    positions=records.POSITIONS,
+)
 TSORT = AdaTask(
-    name='tsort', file_stem='textsort', settings=('2k', '4k', '8k', '16k', '32k', '64k', '128k'),
-    in_context_example=[4, 1, 3, 2], fields=('book_id', 'para_offset', 'answer'),
-    record_problem=records.tsort_problem, sample=records.tsort_sample, gold=records.tsort_gold,
+    name='tsort',
+    file_stem='textsort',
+    settings=('2k', '4k', '8k', '16k', '32k', '64k', '128k'),
+    in_context_example=[4, 1, 3, 2],
+    fields=('book_id', 'para_offset', 'answer'),
+    record_problem=records.tsort_problem,
+    sample=records.tsort_sample,
+    gold=records.tsort_gold,
     reference=records.answer_order,
     extract=lambda response, answer, n, mode: extract_tsort(response, list(answer), mode),
     follows_instruction=lambda response, n: tsort_strict(response) is not None,
-    chance=lambda n: 1 / n, copy_chance=lambda n: 1 / n,
-    random_answer=prompts.tsort_random_answer, synthetic=synthetic.tsort_records,
-    demo_settings=('2k', '4k'))
+    chance=lambda n: 1 / n,
+    copy_chance=lambda n: 1 / n,
+    random_answer=prompts.tsort_random_answer,
+    synthetic=synthetic.tsort_records,
+    demo_settings=('2k', '4k'),
+)
 TASKS = (BESTANSWER, TSORT)
 TASKS_BY_NAME = {task.name: task for task in TASKS}
 

@@ -5,21 +5,30 @@ Construction). Every builder is seeded (same seed, same bytes), streams one reco
 (memory stays around one record plus the source text), and writes the official format, so the
 output loads through ``LVEvalDataset`` and the OpenCompass configs.
 """
+
 from __future__ import annotations
 
 import bisect
 import functools
 import json
 import random
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Optional
 
 from tqdm import tqdm
 
 from ..sizes import parse_size
-from ..text import (book_paragraphs, cut, insert_sentence, length, read_book, replacer,
-                    sentence_boundaries)
+from ..text import (
+    book_paragraphs,
+    cut,
+    insert_sentence,
+    length,
+    read_book,
+    replacer,
+    sentence_boundaries,
+)
 from .tasks import LEVELS, TASKS, TASKS_BY_NAME
 
 
@@ -43,8 +52,9 @@ def _passage(index: int, text: str) -> str:
     return f'Passage {index}\n{text}'
 
 
-def mix_context(item: QAItem, pool: list[str], target: int, language: str,
-                rng: random.Random, reserve: int = 0) -> str:
+def mix_context(
+    item: QAItem, pool: list[str], target: int, language: str, rng: random.Random, reserve: int = 0
+) -> str:
     """Supporting documents plus distracting ones from ``pool``, shuffled, each prefixed with
     ``Passage {i}``, until ``target`` words/characters (minus ``reserve`` for confusing facts) are
     met; the last distractor is cut so the total lands on the target."""
@@ -52,8 +62,10 @@ def mix_context(item: QAItem, pool: list[str], target: int, language: str,
     chosen = list(item.documents)
     total = sum(length(_passage(0, d), language) for d in chosen)
     if not [d for d in pool if d not in item.documents]:
-        raise ValueError('no distracting documents to reach the target length: give more QA '
-                         'items or a pool of documents')
+        raise ValueError(
+            'no distracting documents to reach the target length: give more QA '
+            'items or a pool of documents'
+        )
     order = rng.sample(range(len(pool)), len(pool))
     position = 0
     while total < budget:
@@ -82,8 +94,9 @@ def insert_at_boundaries(context: str, insertions: list[tuple[int, str]], langua
     return context
 
 
-def insert_confusing_facts(context: str, facts: Iterable[str], language: str,
-                           rng: random.Random) -> str:
+def insert_confusing_facts(
+    context: str, facts: Iterable[str], language: str, rng: random.Random
+) -> str:
     """Each fact at a random sentence boundary of ``context``."""
     facts = list(facts)
     if not facts:
@@ -93,9 +106,18 @@ def insert_confusing_facts(context: str, facts: Iterable[str], language: str,
     return insert_at_boundaries(context, list(zip(offsets, facts)), language)
 
 
-def mixup_records(items: list[QAItem], level: str, language: str, dataset: str,
-                  rules: list[tuple[str, str]], seed: int, cfi: bool = True, kpr: bool = True,
-                  scale: int = 1, pool: Optional[list[str]] = None) -> Iterator[dict]:
+def mixup_records(
+    items: list[QAItem],
+    level: str,
+    language: str,
+    dataset: str,
+    rules: list[tuple[str, str]],
+    seed: int,
+    cfi: bool = True,
+    kpr: bool = True,
+    scale: int = 1,
+    pool: Optional[list[str]] = None,
+) -> Iterator[dict]:
     """The records of one level: the same QA pairs at every level, contexts of that length.
 
     Distracting documents come from the other items' supporting documents and ``pool``.
@@ -109,11 +131,17 @@ def mixup_records(items: list[QAItem], level: str, language: str, dataset: str,
         reserve = sum(length(f, language) for f in facts)
         context = mix_context(item, documents, target, language, rng, reserve)
         context = replace(insert_confusing_facts(context, facts, language, rng))
-        yield dict(input=replace(item.input), context=context,
-                   answers=[replace(a) for a in item.answers], length=length(context, language),
-                   dataset=dataset, language=language,
-                   answer_keywords=replace(item.answer_keywords),
-                   confusing_facts=[replace(f) for f in facts], all_classes=None)
+        yield dict(
+            input=replace(item.input),
+            context=context,
+            answers=[replace(a) for a in item.answers],
+            length=length(context, language),
+            dataset=dataset,
+            language=language,
+            answer_keywords=replace(item.answer_keywords),
+            confusing_facts=[replace(f) for f in facts],
+            all_classes=None,
+        )
 
 
 def write_jsonl(path: Path, records: Iterable[dict], total: int, description: str) -> Path:
@@ -125,16 +153,31 @@ def write_jsonl(path: Path, records: Iterable[dict], total: int, description: st
     return path
 
 
-def build_mixup(items: list[QAItem], dataset: str, language: str, out_dir: str | Path,
-                rules: list[tuple[str, str]] = (), levels: Iterable[str] = LEVELS,
-                seed: int = 0, cfi: bool = True, kpr: bool = True, scale: int = 1,
-                pool: Optional[list[str]] = None) -> list[Path]:
+def build_mixup(
+    items: list[QAItem],
+    dataset: str,
+    language: str,
+    out_dir: str | Path,
+    rules: list[tuple[str, str]] = (),
+    levels: Iterable[str] = LEVELS,
+    seed: int = 0,
+    cfi: bool = True,
+    kpr: bool = True,
+    scale: int = 1,
+    pool: Optional[list[str]] = None,
+) -> list[Path]:
     """Write ``{dataset}_{level}.jsonl`` for every level."""
-    return [write_jsonl(Path(out_dir) / f'{dataset}_{level}.jsonl',
-                        mixup_records(items, level, language, dataset, list(rules), seed, cfi,
-                                      kpr, scale, pool),
-                        len(items), f'{dataset}_{level}')
-            for level in levels]
+    return [
+        write_jsonl(
+            Path(out_dir) / f'{dataset}_{level}.jsonl',
+            mixup_records(
+                items, level, language, dataset, list(rules), seed, cfi, kpr, scale, pool
+            ),
+            len(items),
+            f'{dataset}_{level}',
+        )
+        for level in levels
+    ]
 
 
 def read_items(path: str | Path) -> list[QAItem]:
@@ -147,13 +190,20 @@ def read_items(path: str | Path) -> list[QAItem]:
                 continue
             try:
                 record = json.loads(line)
-                items.append(QAItem(record['input'], list(record['answers']),
-                                    list(record['documents']),
-                                    record.get('answer_keywords') or '',
-                                    list(record.get('confusing_facts') or [])))
+                items.append(
+                    QAItem(
+                        record['input'],
+                        list(record['answers']),
+                        list(record['documents']),
+                        record.get('answer_keywords') or '',
+                        list(record.get('confusing_facts') or []),
+                    )
+                )
             except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f'{path}, line {number}: a QA item needs "input", "answers" and '
-                                 f'"documents" ({exc})') from exc
+                raise ValueError(
+                    f'{path}, line {number}: a QA item needs "input", "answers" and '
+                    f'"documents" ({exc})'
+                ) from exc
     return items
 
 
@@ -166,6 +216,7 @@ def read_rules(path: Optional[str | Path]) -> list[tuple[str, str]]:
 
 
 # factrecall ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Needle:
@@ -193,27 +244,34 @@ NEEDLES = {
         'What is the name of the scientist widely acclaimed as the foundational figure of modern '
         'physics?',
         'Albert Einstein',
-        ('Galileo Galilei was an Italian astronomer, physicist, mathematician, and philosopher, '
-         'regarded as one of the pioneers of modern astronomy. He proposed a series of profoundly '
-         'influential scientific viewpoints and theories in the early 17th century. Galileo '
-         'Galilei was among the first scientists to use a telescope for astronomical '
-         'observations, discovering the four major moons of Jupiter, a discovery that supported '
-         'the heliocentric theory. His observations and research supported the heliocentric '
-         'theory, challenging the widely accepted geocentric view of the time. Additionally, '
-         'Galileo Galilei made significant contributions to the field of physics, particularly in '
-         'kinematics, acceleration, and free-fall motion. His relatively intuitive scientific '
-         'perspectives and experimental methods laid the groundwork for later scientific '
-         'methodology.',
-         'Carl Friedrich Gauss made extensive contributions to mathematics, particularly in '
-         'algebra, number theory, differential geometry, and probability theory. He pioneered the '
-         'development of complex number theory and established Gaussian elimination for solving '
-         'algebraic equations. In the field of number theory, he proposed many significant '
-         'conjectures and theorems such as Gauss\'s prime number theorem and quadratic reciprocity '
-         'law. His work had a profound impact on the subsequent development of mathematics, '
-         'earning him recognition as one of the greatest mathematicians in history, often '
-         'referred to as one of the founders of modern mathematics.'),
-        (('Albert Einstein', 'Ludwig Beethoven'), ('Galileo Galilei', 'David Beckham'),
-         ('Carl Friedrich Gauss', 'John Beverley'), ('Gauss', 'Beverley'))),
+        (
+            'Galileo Galilei was an Italian astronomer, physicist, mathematician, and philosopher, '
+            'regarded as one of the pioneers of modern astronomy. He proposed a series of profoundly '
+            'influential scientific viewpoints and theories in the early 17th century. Galileo '
+            'Galilei was among the first scientists to use a telescope for astronomical '
+            'observations, discovering the four major moons of Jupiter, a discovery that supported '
+            'the heliocentric theory. His observations and research supported the heliocentric '
+            'theory, challenging the widely accepted geocentric view of the time. Additionally, '
+            'Galileo Galilei made significant contributions to the field of physics, particularly in '
+            'kinematics, acceleration, and free-fall motion. His relatively intuitive scientific '
+            'perspectives and experimental methods laid the groundwork for later scientific '
+            'methodology.',
+            'Carl Friedrich Gauss made extensive contributions to mathematics, particularly in '
+            'algebra, number theory, differential geometry, and probability theory. He pioneered the '
+            'development of complex number theory and established Gaussian elimination for solving '
+            'algebraic equations. In the field of number theory, he proposed many significant '
+            "conjectures and theorems such as Gauss's prime number theorem and quadratic reciprocity "
+            'law. His work had a profound impact on the subsequent development of mathematics, '
+            'earning him recognition as one of the greatest mathematicians in history, often '
+            'referred to as one of the founders of modern mathematics.',
+        ),
+        (
+            ('Albert Einstein', 'Ludwig Beethoven'),
+            ('Galileo Galilei', 'David Beckham'),
+            ('Carl Friedrich Gauss', 'John Beverley'),
+            ('Gauss', 'Beverley'),
+        ),
+    ),
     'zh': Needle(
         'zh',
         '庚子年间，爱因斯坦，乃一德裔美籍学士，研究于物理理学，彼其良图，探求相对论，量子力学，尤有大进，'
@@ -221,15 +279,18 @@ NEEDLES = {
         '涉时空能普，影响深远，以其义非常人，广为当世所知，声名播于天下，实乃现代物理学之奠基者。',
         '被世人广泛推崇为现代物理学奠基人的科学家叫什么名字？',
         '爱因斯坦',
-        ('伽利略乃为意大利一代名天文、物理、数学、哲学俱备之士，为今日现代天文之奠基者，其于十七世纪初，'
-         '献上了一系列极具卓识，影响深远之学术见解及理论，彼以望远镜，探究苍穹之奥秘，发现木星四卫，'
-         '此一发现为日心说提供了有力支撑，彼之观测及研究，助推日心说之兴起，同时对当时广泛流传的地心说'
-         '提出质疑，此外，伽利略亦对运动学、加速度学以及自由落体运动等物理学领域做出了卓越贡献，'
-         '其所提出之直观科学观点和实验方法，为后世科学方法论之建立奠定了坚实基础。',
-         '高斯先生于数学一途殊有造诣，所涉代数、数论、微分几何、概率诸端，无不悉心窥探，研求非浅，'
-         '其所开创之复数数学，创设高斯消元之法，解决方程何其奇妙，于数理之道，提出多般假说、定律，'
-         '如高斯数论、二次互反之规，其学问所及，对于今后数学之兴盛，功业非浅，堪为历史上最伟大之数学宗师。'),
-        (('爱因斯坦', '贝多芬'), ('伽利略', '贝克拉姆'), ('高斯', '贝弗利'))),
+        (
+            '伽利略乃为意大利一代名天文、物理、数学、哲学俱备之士，为今日现代天文之奠基者，其于十七世纪初，'
+            '献上了一系列极具卓识，影响深远之学术见解及理论，彼以望远镜，探究苍穹之奥秘，发现木星四卫，'
+            '此一发现为日心说提供了有力支撑，彼之观测及研究，助推日心说之兴起，同时对当时广泛流传的地心说'
+            '提出质疑，此外，伽利略亦对运动学、加速度学以及自由落体运动等物理学领域做出了卓越贡献，'
+            '其所提出之直观科学观点和实验方法，为后世科学方法论之建立奠定了坚实基础。',
+            '高斯先生于数学一途殊有造诣，所涉代数、数论、微分几何、概率诸端，无不悉心窥探，研求非浅，'
+            '其所开创之复数数学，创设高斯消元之法，解决方程何其奇妙，于数理之道，提出多般假说、定律，'
+            '如高斯数论、二次互反之规，其学问所及，对于今后数学之兴盛，功业非浅，堪为历史上最伟大之数学宗师。',
+        ),
+        (('爱因斯坦', '贝多芬'), ('伽利略', '贝克拉姆'), ('高斯', '贝弗利')),
+    ),
 }
 FACTRECALL_CONTEXTS = 200
 
@@ -239,8 +300,9 @@ def _book_paragraphs(folder: str) -> tuple[str, ...]:
     """The paragraphs of every book in ``folder``, read once per process."""
     books = sorted(Path(folder).glob('*.txt'))
     if not books:
-        raise FileNotFoundError(f'no *.txt books in {folder}; point --corpora at a folder with '
-                                'en/ and zh/ books')
+        raise FileNotFoundError(
+            f'no *.txt books in {folder}; point --corpora at a folder with en/ and zh/ books'
+        )
     return tuple(p for book in books for p in book_paragraphs(book))
 
 
@@ -267,7 +329,7 @@ def needle_offsets(text: str, language: str, count: int) -> list[int]:
         wanted = round(len(text) * i / max(1, count - 1))
         floor = offsets[-1] + 1 if offsets else 0
         at = bisect.bisect_left(sentences, wanted)
-        near = [b for b in sentences[max(0, at - 1):at + 1] if b >= floor]
+        near = [b for b in sentences[max(0, at - 1) : at + 1] if b >= floor]
         best = min(near, key=lambda b: abs(b - wanted)) if near else None
         if best is None or abs(best - wanted) > spacing / 2:
             best = max(wanted, floor)
@@ -278,9 +340,17 @@ def needle_offsets(text: str, language: str, count: int) -> list[int]:
     return offsets
 
 
-def factrecall_records(language: str, level: str, corpora: str | Path, seed: int = 0,
-                       cfi: bool = True, kpr: bool = True, context: bool = True,
-                       count: int = FACTRECALL_CONTEXTS, scale: int = 1) -> Iterator[dict]:
+def factrecall_records(
+    language: str,
+    level: str,
+    corpora: str | Path,
+    seed: int = 0,
+    cfi: bool = True,
+    kpr: bool = True,
+    context: bool = True,
+    count: int = FACTRECALL_CONTEXTS,
+    scale: int = 1,
+) -> Iterator[dict]:
     """``count`` contexts of one level with the needle at evenly spaced depths.
 
     ``cfi``/``kpr`` switch confusing facts and keyword replacement (the papers' four-way
@@ -291,39 +361,63 @@ def factrecall_records(language: str, level: str, corpora: str | Path, seed: int
     dataset = f'factrecall_{language}'
     rng = random.Random(f'{seed}:{dataset}:{level}')
     facts = list(needle.confusing_facts) if cfi else []
-    size = level_length(level, scale) - length(needle.fact, language) - \
-        sum(length(f, language) for f in facts)
+    size = (
+        level_length(level, scale)
+        - length(needle.fact, language)
+        - sum(length(f, language) for f in facts)
+    )
     base = haystack(corpora, language, size, rng) if context else ''
     offsets = needle_offsets(base, language, count) if context else [0] * count
     boundaries = sentence_boundaries(base, language) or [len(base)]
     for index, offset in enumerate(offsets):
         if context:
             record_rng = random.Random(f'{seed}:{dataset}:{level}:{index}')
-            insertions = [(offset, needle.fact)] + [(record_rng.choice(boundaries), fact)
-                                                    for fact in facts]
+            insertions = [(offset, needle.fact)] + [
+                (record_rng.choice(boundaries), fact) for fact in facts
+            ]
             text = insert_at_boundaries(base, insertions, language)
         else:
             text = ''
         text = replace(text)
-        yield dict(input=replace(needle.question), context=text,
-                   answers=[replace(needle.answer)], length=length(text, language),
-                   dataset=dataset, language=language, answer_keywords='',
-                   confusing_facts=[replace(f) for f in facts], all_classes=None)
+        yield dict(
+            input=replace(needle.question),
+            context=text,
+            answers=[replace(needle.answer)],
+            length=length(text, language),
+            dataset=dataset,
+            language=language,
+            answer_keywords='',
+            confusing_facts=[replace(f) for f in facts],
+            all_classes=None,
+        )
 
 
-def build_factrecall(language: str, out_dir: str | Path, corpora: str | Path,
-                     levels: Iterable[str] = LEVELS, seed: int = 0, cfi: bool = True,
-                     kpr: bool = True, context: bool = True, count: int = FACTRECALL_CONTEXTS,
-                     scale: int = 1) -> list[Path]:
+def build_factrecall(
+    language: str,
+    out_dir: str | Path,
+    corpora: str | Path,
+    levels: Iterable[str] = LEVELS,
+    seed: int = 0,
+    cfi: bool = True,
+    kpr: bool = True,
+    context: bool = True,
+    count: int = FACTRECALL_CONTEXTS,
+    scale: int = 1,
+) -> list[Path]:
     """Write ``factrecall_{language}_{level}.jsonl`` for every level."""
-    return [write_jsonl(Path(out_dir) / f'factrecall_{language}_{level}.jsonl',
-                        factrecall_records(language, level, corpora, seed, cfi, kpr, context,
-                                           count, scale),
-                        count, f'factrecall_{language}_{level}')
-            for level in levels]
+    return [
+        write_jsonl(
+            Path(out_dir) / f'factrecall_{language}_{level}.jsonl',
+            factrecall_records(language, level, corpora, seed, cfi, kpr, context, count, scale),
+            count,
+            f'factrecall_{language}_{level}',
+        )
+        for level in levels
+    ]
 
 
 # the full-size replica ----------------------------------------------------------------------------
+
 
 def corpus_documents(corpora: str | Path, language: str, size: int) -> list[str]:
     """The books cut into documents of ``size`` words/characters, line-aligned where a line is
@@ -342,8 +436,9 @@ def corpus_documents(corpora: str | Path, language: str, size: int) -> list[str]
     return documents
 
 
-def replica_items(task_name: str, documents: list[str], count: int, seed: int,
-                  language: str) -> tuple[list[QAItem], list[tuple[str, str]]]:
+def replica_items(
+    task_name: str, documents: list[str], count: int, seed: int, language: str
+) -> tuple[list[QAItem], list[tuple[str, str]]]:
     """QA items shaped like a dataset's: a sentence of a supporting document with a span to
     recall, answer keywords where the dataset has them, two confusing variants where it inserts
     confusing facts, one replacement rule per item where it applies KPR."""
@@ -357,15 +452,28 @@ def replica_items(task_name: str, documents: list[str], count: int, seed: int,
         sentence, span = _question_span(support[0], language, rng)
         blank = sentence.replace(span, '____', 1)
         question = _QUESTION[language].format(blank)
-        facts = [sentence.replace(span, _scramble(span, language, rng), 1) for _ in range(2)] \
-            if task.confusing_facts else []
-        items.append(QAItem(question, [span], support, span if task.answer_keywords else '',
-                            facts))
-        if task.keyword_rules:  # a name-like word of the sentence gets a made-up substitute everywhere
-            names = [w for w in sentence.split()[1:] if w.isalpha() and w[0].isupper()
-                     and len(w) >= 5 and w not in span] if language == 'en' else \
-                [sentence[i:i + 2] for i in range(len(sentence) - 1)
-                 if sentence[i:i + 2].isalpha() and sentence[i:i + 2] not in span]
+        facts = (
+            [sentence.replace(span, _scramble(span, language, rng), 1) for _ in range(2)]
+            if task.confusing_facts
+            else []
+        )
+        items.append(QAItem(question, [span], support, span if task.answer_keywords else '', facts))
+        if (
+            task.keyword_rules
+        ):  # a name-like word of the sentence gets a made-up substitute everywhere
+            names = (
+                [
+                    w
+                    for w in sentence.split()[1:]
+                    if w.isalpha() and w[0].isupper() and len(w) >= 5 and w not in span
+                ]
+                if language == 'en'
+                else [
+                    sentence[i : i + 2]
+                    for i in range(len(sentence) - 1)
+                    if sentence[i : i + 2].isalpha() and sentence[i : i + 2] not in span
+                ]
+            )
             names = [n for n in names if n not in _QUESTION[language] and n not in 'Passage']
             if names:
                 word = rng.choice(names)
@@ -373,23 +481,33 @@ def replica_items(task_name: str, documents: list[str], count: int, seed: int,
     return items, rules
 
 
-_QUESTION = {'en': 'Which words complete this sentence from the passages: "{}"?',
-             'zh': '文中哪几个字补全这句话：“{}”？'}
+_QUESTION = {
+    'en': 'Which words complete this sentence from the passages: "{}"?',
+    'zh': '文中哪几个字补全这句话：“{}”？',
+}
 _ZH_SUBSTITUTES = '甲乙丙丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥'
 
 
 def _question_span(document: str, language: str, rng: random.Random) -> tuple[str, str]:
     """A sentence of the document and a span of it to ask for."""
-    sentences = [s for s in (document[a:b].strip() for a, b in zip(
-        [0] + sentence_boundaries(document, language), sentence_boundaries(document, language)))
-        if 40 <= len(s) <= 400]
+    sentences = [
+        s
+        for s in (
+            document[a:b].strip()
+            for a, b in zip(
+                [0] + sentence_boundaries(document, language),
+                sentence_boundaries(document, language),
+            )
+        )
+        if 40 <= len(s) <= 400
+    ]
     sentence = rng.choice(sentences) if sentences else document[:200]
     if language == 'en':
         words = sentence.split()
         start = rng.randrange(max(1, len(words) - 4))
-        return sentence, ' '.join(words[start:start + rng.randint(2, 4)])
+        return sentence, ' '.join(words[start : start + rng.randint(2, 4)])
     start = rng.randrange(max(1, len(sentence) - 6))
-    return sentence, sentence[start:start + rng.randint(3, 6)]
+    return sentence, sentence[start : start + rng.randint(3, 6)]
 
 
 def _scramble(text: str, language: str, rng: random.Random) -> str:
@@ -400,9 +518,14 @@ def _scramble(text: str, language: str, rng: random.Random) -> str:
     return ''.join(rng.choice(_ZH_SUBSTITUTES) for _ in text)
 
 
-def build_replica(corpora: str | Path, out_dir: str | Path, seed: int = 0, scale: int = 1,
-                  levels: Iterable[str] = LEVELS,
-                  progress: Optional[Callable[[str], None]] = None) -> list[Path]:
+def build_replica(
+    corpora: str | Path,
+    out_dir: str | Path,
+    seed: int = 0,
+    scale: int = 1,
+    levels: Iterable[str] = LEVELS,
+    progress: Optional[Callable[[str], None]] = None,
+) -> list[Path]:
     """All 55 subsets, QA pair counts as in the release, contexts from the corpora."""
     levels = list(levels)
     written = []
@@ -413,10 +536,19 @@ def build_replica(corpora: str | Path, out_dir: str | Path, seed: int = 0, scale
             if progress:
                 progress(task.name)
             if task.haystack:
-                written += build_factrecall(language, out_dir, corpora, levels, seed,
-                                            scale=scale)
+                written += build_factrecall(language, out_dir, corpora, levels, seed, scale=scale)
                 continue
             items, rules = replica_items(task.name, documents, task.qa_pairs, seed, language)
-            written += build_mixup(items, task.name, language, out_dir, rules, levels, seed,
-                                   cfi=task.confusing_facts, scale=scale, pool=documents)
+            written += build_mixup(
+                items,
+                task.name,
+                language,
+                out_dir,
+                rules,
+                levels,
+                seed,
+                cfi=task.confusing_facts,
+                scale=scale,
+                pool=documents,
+            )
     return written

@@ -6,6 +6,7 @@ that fast path fails is the file read again: line by line, to name the exact lin
 say how to fix it, or, for records larger than Arrow's block, once more with a block that holds
 the longest line (records of any size load). Any size is a level (``512k``, ``1000k``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,9 +15,10 @@ import json
 import os
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator, Optional
+from typing import IO, Optional
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
@@ -31,17 +33,21 @@ DATA_DIR_ENV = 'LVEVAL_DATA_DIR'
 GET_DATA_HINT = (
     f'Download the official zips once (Hugging Face dataset {HF_REPO}, files {{dataset}}.zip), copy '
     f'them to the cluster and point the loader at their folder (config `path=` or ${DATA_DIR_ENV}); '
-    'zips are read without unpacking, unpacked {dataset}_{level}.jsonl files at any depth work too.')
+    'zips are read without unpacking, unpacked {dataset}_{level}.jsonl files at any depth work too.'
+)
 
 REQUIRED_STRING_FIELDS = ('input', 'context')
-RECORD_SCHEMA = pa.schema([
-    ('input', pa.string()),
-    ('context', pa.string()),
-    ('answers', pa.list_(pa.string())),
-    ('answer_keywords', pa.string()),
-])
-_PARSE_OPTIONS = pa_json.ParseOptions(explicit_schema=RECORD_SCHEMA,
-                                      unexpected_field_behavior='ignore')
+RECORD_SCHEMA = pa.schema(
+    [
+        ('input', pa.string()),
+        ('context', pa.string()),
+        ('answers', pa.list_(pa.string())),
+        ('answer_keywords', pa.string()),
+    ]
+)
+_PARSE_OPTIONS = pa_json.ParseOptions(
+    explicit_schema=RECORD_SCHEMA, unexpected_field_behavior='ignore'
+)
 # Arrow parses a file in blocks and a record must fit in one; 4 MB holds every official record
 # (a 256k-word context is about 1.8 MB). Larger records get a second parse with a larger block.
 BLOCK_SIZE = 4 << 20
@@ -117,7 +123,8 @@ def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
         if len(candidates) > 1:
             raise LVEvalDataError(
                 f'Subset {subset} is present {len(candidates)} times under {root}: '
-                f'{", ".join(map(str, candidates))}. Keep one copy.')
+                f'{", ".join(map(str, candidates))}. Keep one copy.'
+            )
         found[subset] = candidates[0]
     return found
 
@@ -135,8 +142,9 @@ def _zip_members(path: Path) -> list[str]:
         with zipfile.ZipFile(path) as archive:
             return [name for name in archive.namelist() if _subset_of(name)]
     except zipfile.BadZipFile as exc:
-        raise LVEvalDataError(f'{path} is not a readable zip archive ({exc}); download it again.'
-                              ) from exc
+        raise LVEvalDataError(
+            f'{path} is not a readable zip archive ({exc}); download it again.'
+        ) from exc
 
 
 def locate(root: str | os.PathLike, subset: str) -> SubsetSource:
@@ -144,8 +152,9 @@ def locate(root: str | os.PathLike, subset: str) -> SubsetSource:
     split_subset(subset)
     found = find_subsets(root)
     if subset not in found:
-        raise LVEvalDataError(f'LV-Eval subset {subset} ({subset}.jsonl) not found under {root}. '
-                              f'{GET_DATA_HINT}')
+        raise LVEvalDataError(
+            f'LV-Eval subset {subset} ({subset}.jsonl) not found under {root}. {GET_DATA_HINT}'
+        )
     return found[subset]
 
 
@@ -186,18 +195,22 @@ def read_subset(source: SubsetSource) -> pa.Table:
     except FileNotFoundError as exc:
         raise LVEvalDataError(f'{source} does not exist. {GET_DATA_HINT}') from exc
     except _DAMAGED_ZIP as exc:
-        raise LVEvalDataError(f'{source}: the zip archive is damaged ({exc}); download it again. '
-                              f'{GET_DATA_HINT}') from exc
+        raise LVEvalDataError(
+            f'{source}: the zip archive is damaged ({exc}); download it again. {GET_DATA_HINT}'
+        ) from exc
     except pa.ArrowInvalid as exc:
         _raise_first_problem(source, fallback=str(exc))
     if table.num_rows == 0:
         raise LVEvalDataError(f'{source} holds no records; download it again. {GET_DATA_HINT}')
-    if any(table[name].null_count for name in ('input', 'context', 'answers')) or \
-            pa.compute.min(pa.compute.list_value_length(table['answers'])).as_py() == 0:
+    if (
+        any(table[name].null_count for name in ('input', 'context', 'answers'))
+        or pa.compute.min(pa.compute.list_value_length(table['answers'])).as_py() == 0
+    ):
         _raise_first_problem(source, fallback='a required field is missing, null or empty')
     keywords = table['answer_keywords'].fill_null('')
-    return table.set_column(table.schema.get_field_index('answer_keywords'), 'answer_keywords',
-                            keywords)
+    return table.set_column(
+        table.schema.get_field_index('answer_keywords'), 'answer_keywords', keywords
+    )
 
 
 def _raise_first_problem(source: SubsetSource, fallback: str) -> None:
@@ -213,12 +226,15 @@ def _raise_first_problem(source: SubsetSource, fallback: str) -> None:
                 else:
                     problem = record_problem(line)
                 if problem:
-                    raise LVEvalDataError(f'{source}, line {line_number}: {problem}. Fix or '
-                                          f're-download the file. {GET_DATA_HINT}')
+                    raise LVEvalDataError(
+                        f'{source}, line {line_number}: {problem}. Fix or '
+                        f're-download the file. {GET_DATA_HINT}'
+                    )
                 records += bool(line.strip())
     except _DAMAGED_ZIP as exc:
-        raise LVEvalDataError(f'{source}: the zip archive is damaged ({exc}); download it again. '
-                              f'{GET_DATA_HINT}') from exc
+        raise LVEvalDataError(
+            f'{source}: the zip archive is damaged ({exc}); download it again. {GET_DATA_HINT}'
+        ) from exc
     if not records:
         raise LVEvalDataError(f'{source} holds no records; download it again. {GET_DATA_HINT}')
     raise LVEvalDataError(f'{source} could not be read: {fallback}')
@@ -267,8 +283,11 @@ class SubsetReport:
 
     @property
     def ok(self) -> bool:
-        return self.source is not None and self.problem is None and \
-            (not self.official or self.records == self.expected)
+        return (
+            self.source is not None
+            and self.problem is None
+            and (not self.official or self.records == self.expected)
+        )
 
 
 def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
@@ -276,12 +295,14 @@ def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
     any at other levels, with record counts and problems."""
     found = find_subsets(root)
     for task in TASKS:
-        levels = by_size(set(LEVELS) | {split_subset(s)[1] for s in found
-                                        if split_subset(s)[0] is task})
+        levels = by_size(
+            set(LEVELS) | {split_subset(s)[1] for s in found if split_subset(s)[0] is task}
+        )
         for level in levels:
             subset = task.subset(level)
-            report = SubsetReport(subset, task.qa_pairs if level in LEVELS else None,
-                                  found.get(subset))
+            report = SubsetReport(
+                subset, task.qa_pairs if level in LEVELS else None, found.get(subset)
+            )
             if report.source is None:
                 report.problem = 'missing'
             else:
@@ -291,8 +312,9 @@ def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
                     report.problem = str(exc)
                 else:
                     if report.official and report.records != task.qa_pairs:
-                        report.problem = (f'{report.records} records, the official release has '
-                                          f'{task.qa_pairs}')
+                        report.problem = (
+                            f'{report.records} records, the official release has {task.qa_pairs}'
+                        )
             yield report
 
 
@@ -305,8 +327,11 @@ def download_from_hub(dataset: str, cache_dir: Optional[str] = None) -> Path:
     """Fetch ``{dataset}.zip`` from the Hugging Face hub (plain file download, no remote code)."""
     try:
         from huggingface_hub import hf_hub_download
-        return Path(hf_hub_download(HF_REPO, f'{dataset}.zip', repo_type='dataset',
-                                    cache_dir=cache_dir))
+
+        return Path(
+            hf_hub_download(HF_REPO, f'{dataset}.zip', repo_type='dataset', cache_dir=cache_dir)
+        )
     except Exception as exc:  # offline clusters land here: say what to do instead
-        raise LVEvalDataError(f'Could not download {dataset}.zip from the Hugging Face hub ({exc}). '
-                              f'{GET_DATA_HINT}') from exc
+        raise LVEvalDataError(
+            f'Could not download {dataset}.zip from the Hugging Face hub ({exc}). {GET_DATA_HINT}'
+        ) from exc

@@ -1,4 +1,5 @@
 """The OpenCompass dataset for LV-Eval subsets, built on ``data.py``'s one-pass reader."""
+
 from __future__ import annotations
 
 from typing import Optional
@@ -21,8 +22,12 @@ class LVEvalDataset(ColumnarDataset):
     """
 
     @staticmethod
-    def read_table(name: str, path: Optional[str] = None, source: str = 'local',
-                   cache_dir: Optional[str] = None) -> tuple[pa.Table, str]:
+    def read_table(
+        name: str,
+        path: Optional[str] = None,
+        source: str = 'local',
+        cache_dir: Optional[str] = None,
+    ) -> tuple[pa.Table, str]:
         task, _ = split_subset(name)
         if source == 'hf':
             subset_source = data.locate_in_zip(data.download_from_hub(task.name, cache_dir), name)

@@ -5,28 +5,43 @@ cannot be iterated or called while the config runs. Config files therefore impor
 (placeholders are fine for ``type=``) and fetch these plain lists through ``__import__``, which the
 lazy parser leaves alone.
 """
+
 from __future__ import annotations
 
 import copy
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Optional
 
 from .data import default_data_dir
 from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
 
 
-def lveval_entries(path: Optional[str] = None, levels: Iterable[str] = LEVELS,
-                   datasets: Optional[Iterable[str]] = None) -> list[dict]:
+def lveval_entries(
+    path: Optional[str] = None,
+    levels: Iterable[str] = LEVELS,
+    datasets: Optional[Iterable[str]] = None,
+) -> list[dict]:
     """One dict per (dataset, level): abbr, subset name, data folder, prompt, max_out_len,
     metric. ``levels`` may hold any size (``512k``, ``1000k``) for data made with the builders."""
     tasks = TASKS if datasets is None else [TASKS_BY_NAME[name] for name in datasets]
     path = path or default_data_dir()
-    return [dict(abbr=task.abbr(level), name=task.subset(level), path=path, prompt=task.prompt,
-                 max_out_len=task.max_out_len, metric=task.metric)
-            for task in tasks for level in levels]
+    return [
+        dict(
+            abbr=task.abbr(level),
+            name=task.subset(level),
+            path=path,
+            prompt=task.prompt,
+            max_out_len=task.max_out_len,
+            metric=task.metric,
+        )
+        for task in tasks
+        for level in levels
+    ]
 
 
-def at_levels(dataset_configs: list, levels: Iterable[str],
-              datasets: Optional[Iterable[str]] = None) -> list:
+def at_levels(
+    dataset_configs: list, levels: Iterable[str], datasets: Optional[Iterable[str]] = None
+) -> list:
     """Copies of LV-Eval dataset configs at other levels (``512k``, ``1000k``, any size), for data
     made with the builders: one copy per dataset (all 11, or ``datasets``) and level, taken from
     that dataset's first config and renamed (``abbr``, ``name``)."""
@@ -49,31 +64,52 @@ def at_levels(dataset_configs: list, levels: Iterable[str],
 def level_groups(levels: Iterable[str]) -> list[dict]:
     """One group per length level (``LVEval_16k``, ``LVEval_512k``...): the average over the 11
     datasets at that level."""
-    return [{'name': f'LVEval_{level}', 'subsets': [task.abbr(level) for task in TASKS]}
-            for level in levels]
+    return [
+        {'name': f'LVEval_{level}', 'subsets': [task.abbr(level) for task in TASKS]}
+        for level in levels
+    ]
 
 
 def lveval_summary_groups(levels: Iterable[str] = LEVELS) -> list[dict]:
     """OpenCompass's LV-Eval groups (same names): per dataset, per task type, overall; plus one
     per length level (``LVEval_16k``...), the average over the 11 datasets at that level."""
     levels = list(levels)
-    groups = [{'name': f'LVEval_{task.name}', 'subsets': [task.abbr(level) for level in levels]}
-              for task in TASKS]
+    groups = [
+        {'name': f'LVEval_{task.name}', 'subsets': [task.abbr(level) for level in levels]}
+        for task in TASKS
+    ]
     for group in GROUPS:
-        groups.append({'name': f'LVEval_{group}',
-                       'subsets': [task.abbr(level) for task in TASKS if task.group == group
-                                   for level in levels]})
+        groups.append(
+            {
+                'name': f'LVEval_{group}',
+                'subsets': [
+                    task.abbr(level) for task in TASKS if task.group == group for level in levels
+                ],
+            }
+        )
     groups.extend(level_groups(levels))
-    groups.append({'name': 'LVEval_qa',
-                   'subsets': [task.abbr(level) for group in GROUPS for task in TASKS
-                               if task.group == group for level in levels]})
+    groups.append(
+        {
+            'name': 'LVEval_qa',
+            'subsets': [
+                task.abbr(level)
+                for group in GROUPS
+                for task in TASKS
+                if task.group == group
+                for level in levels
+            ],
+        }
+    )
     return groups
 
 
 def lveval_summary_abbrs(levels: Iterable[str] = LEVELS) -> list[str]:
     """Rows of the summary table: overall, per level, task types, datasets, then every subset."""
     levels = list(levels)
-    return (['LVEval_qa'] + [f'LVEval_{level}' for level in levels] +
-            [f'LVEval_{group}' for group in GROUPS] +
-            [f'LVEval_{task.name}' for task in TASKS] +
-            [task.abbr(level) for task in TASKS for level in levels])
+    return (
+        ['LVEval_qa']
+        + [f'LVEval_{level}' for level in levels]
+        + [f'LVEval_{group}' for group in GROUPS]
+        + [f'LVEval_{task.name}' for task in TASKS]
+        + [task.abbr(level) for task in TASKS for level in levels]
+    )

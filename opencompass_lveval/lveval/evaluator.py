@@ -1,4 +1,5 @@
 """The OpenCompass evaluator for LV-Eval, a thin layer over the pure functions of metrics.py."""
+
 from __future__ import annotations
 
 from opencompass.openicl.icl_evaluator import BaseEvaluator
@@ -17,11 +18,13 @@ def summarise(judgements: list[Judgement], non_string_predictions: int) -> dict:
     """
     return {
         'score': subset_score([j.score for j in judgements]),
-        'diagnostics': (f'{sum(j.keyword_gate_failed for j in judgements)} keyword gate failed, '
-                        f'{sum(j.keywords_unusable for j in judgements)} unusable keywords, '
-                        f'{sum(j.error is not None for j in judgements)} metric errors, '
-                        f'{non_string_predictions} non-string predictions, '
-                        f'{len(judgements)} samples'),
+        'diagnostics': (
+            f'{sum(j.keyword_gate_failed for j in judgements)} keyword gate failed, '
+            f'{sum(j.keywords_unusable for j in judgements)} unusable keywords, '
+            f'{sum(j.error is not None for j in judgements)} metric errors, '
+            f'{non_string_predictions} non-string predictions, '
+            f'{len(judgements)} samples'
+        ),
     }
 
 
@@ -38,18 +41,25 @@ class LVEvalEvaluator(BaseEvaluator):
     def score(self, predictions: list, references: list, test_set) -> dict:
         if len(predictions) != len(references):
             return {'error': f'{len(predictions)} predictions for {len(references)} references'}
-        keywords = test_set['answer_keywords'] if 'answer_keywords' in test_set.column_names \
+        keywords = (
+            test_set['answer_keywords']
+            if 'answer_keywords' in test_set.column_names
             else [''] * len(references)
+        )
         judgements = judge_all(self.metric, predictions, references, keywords)
         result = summarise(judgements, sum(not isinstance(p, str) for p in predictions))
-        result['details'] = [{
-            'pred': prediction,
-            'answer': answers[0],
-            'answer_keywords': keyword,
-            'score': judgement.score,
-            'keyword_gate_failed': judgement.keyword_gate_failed,
-            'keywords_unusable': judgement.keywords_unusable,
-            'metric_error': judgement.error,
-        } for prediction, answers, keyword, judgement in zip(predictions, references, keywords,
-                                                              judgements)]
+        result['details'] = [
+            {
+                'pred': prediction,
+                'answer': answers[0],
+                'answer_keywords': keyword,
+                'score': judgement.score,
+                'keyword_gate_failed': judgement.keyword_gate_failed,
+                'keywords_unusable': judgement.keywords_unusable,
+                'metric_error': judgement.error,
+            }
+            for prediction, answers, keyword, judgement in zip(
+                predictions, references, keywords, judgements
+            )
+        ]
         return result

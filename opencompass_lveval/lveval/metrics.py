@@ -6,30 +6,154 @@ only the first answer scored by the caller). The one deliberate difference: a ke
 normalises to no tokens crashes the official code with a division by zero; here it is treated as
 absent and flagged in the ``Judgement`` so evaluators can count it.
 """
+
 from __future__ import annotations
 
 import re
 import string
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from ..responses import response_text
 
-BLACKLIST_EN = frozenset((
-    'and', 'to', 'of', 'in', 'her', 'was', 'with', 'for', 'it', 'from', 'is', 'that', 'his', 'he',
-    'by', 'she', 'they', 'or', 'at', 'because', 'be', 'on', 'are', 'their', 'what', 'as', 'had',
-    'were', 'about', 'being', 'this', 'who', 'but', 'have', 'has', 'when', 'which', 'does'))
-BLACKLIST_ZH = frozenset((
-    '的', '和', '是', '等', '在', '年', '可以', '为', '与', '‰', '了', '或', '一种', '月', 'c', '至', '日',
-    '有', '进行', '于', '不', '中', '×', '根据', '小', '由', '亩', '也', '要', '指', '法', '会', '元',
-    '主要', '以及', '通过', '首先', '对', '然后', '号', '以', '所', '后', '丁', '包括', '无', '将', '用',
-    '能', '形', '方面', '因素', '位于', '而', '从', '到', '一定', '用于', '但', '使用', '让', '具有', '并',
-    '亿元', '万元', '上', '类', '基于', '才', '来', '地', '片', '其他', '个', '或者', '变得', '时', '给',
-    '你', '使', '条', '受', '已经', '带', '度'))
-ZH_PUNCTUATION = ('！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃》「」『』'
-                  '【】〔〕〖〗〘〙〚〛〜〝〞〟〰〾〿–—‘’‛“”„‟…‧﹏.')
+BLACKLIST_EN = frozenset(
+    (
+        'and',
+        'to',
+        'of',
+        'in',
+        'her',
+        'was',
+        'with',
+        'for',
+        'it',
+        'from',
+        'is',
+        'that',
+        'his',
+        'he',
+        'by',
+        'she',
+        'they',
+        'or',
+        'at',
+        'because',
+        'be',
+        'on',
+        'are',
+        'their',
+        'what',
+        'as',
+        'had',
+        'were',
+        'about',
+        'being',
+        'this',
+        'who',
+        'but',
+        'have',
+        'has',
+        'when',
+        'which',
+        'does',
+    )
+)
+BLACKLIST_ZH = frozenset(
+    (
+        '的',
+        '和',
+        '是',
+        '等',
+        '在',
+        '年',
+        '可以',
+        '为',
+        '与',
+        '‰',
+        '了',
+        '或',
+        '一种',
+        '月',
+        'c',
+        '至',
+        '日',
+        '有',
+        '进行',
+        '于',
+        '不',
+        '中',
+        '×',
+        '根据',
+        '小',
+        '由',
+        '亩',
+        '也',
+        '要',
+        '指',
+        '法',
+        '会',
+        '元',
+        '主要',
+        '以及',
+        '通过',
+        '首先',
+        '对',
+        '然后',
+        '号',
+        '以',
+        '所',
+        '后',
+        '丁',
+        '包括',
+        '无',
+        '将',
+        '用',
+        '能',
+        '形',
+        '方面',
+        '因素',
+        '位于',
+        '而',
+        '从',
+        '到',
+        '一定',
+        '用于',
+        '但',
+        '使用',
+        '让',
+        '具有',
+        '并',
+        '亿元',
+        '万元',
+        '上',
+        '类',
+        '基于',
+        '才',
+        '来',
+        '地',
+        '片',
+        '其他',
+        '个',
+        '或者',
+        '变得',
+        '时',
+        '给',
+        '你',
+        '使',
+        '条',
+        '受',
+        '已经',
+        '带',
+        '度',
+    )
+)
+ZH_PUNCTUATION = (
+    '！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃》「」『』'
+    '【】〔〕〖〗〘〙〚〛〜〝〞〟〰〾〿–—‘’‛“”„‟…‧﹏.'
+)
 
 # Keyword-recall thresholds of the official code (the paper states them the other way round).
 KEYWORD_THRESHOLD_EN = 0.2
@@ -72,6 +196,7 @@ class _IsolatedJieba:
     def cut(self, text: str) -> list[str]:
         import jieba
         from jieba import finalseg
+
         with self._lock:
             if self._tokenizer is None:
                 jieba.setLogLevel(60)
@@ -107,8 +232,9 @@ def f1(prediction_tokens: list[str], answer_tokens: list[str]) -> float:
     return (2 * precision * recall) / (precision + recall)
 
 
-def keyword_recall(prediction_tokens: list[str], keyword_tokens: list[str],
-                   blacklist: frozenset[str]) -> float:
+def keyword_recall(
+    prediction_tokens: list[str], keyword_tokens: list[str], blacklist: frozenset[str]
+) -> float:
     """Share of keyword tokens found in the prediction; blacklisted words never count as found."""
     common = Counter(prediction_tokens) & Counter(keyword_tokens)
     found = sum(n for word, n in common.items() if word not in blacklist)
@@ -125,8 +251,9 @@ def qa_f1_zh_score(prediction: str, answer: str, keywords: Optional[str] = None)
     return Judgement(f1(chinese_tokens(prediction), chinese_tokens(answer)))
 
 
-def qa_f1_score_with_gold_ans(prediction: str, answer: str,
-                              keywords: Optional[str] = None) -> Judgement:
+def qa_f1_score_with_gold_ans(
+    prediction: str, answer: str, keywords: Optional[str] = None
+) -> Judgement:
     """English F1 behind a keyword gate: 0 if under 20% of the answer keywords are present."""
     prediction_tokens = english_tokens(prediction)
     answer_tokens = english_tokens(answer)
@@ -135,14 +262,14 @@ def qa_f1_score_with_gold_ans(prediction: str, answer: str,
         keyword_tokens = english_tokens(keywords)
         if not keyword_tokens:
             unusable = True
-        elif keyword_recall(prediction_tokens, keyword_tokens,
-                            BLACKLIST_EN) < KEYWORD_THRESHOLD_EN:
+        elif keyword_recall(prediction_tokens, keyword_tokens, BLACKLIST_EN) < KEYWORD_THRESHOLD_EN:
             return Judgement(0.0, keyword_gate_failed=True)
     return Judgement(f1(prediction_tokens, answer_tokens), keywords_unusable=unusable)
 
 
-def qa_f1_zh_score_with_gold_ans(prediction: str, answer: str,
-                                 keywords: Optional[str] = None) -> Judgement:
+def qa_f1_zh_score_with_gold_ans(
+    prediction: str, answer: str, keywords: Optional[str] = None
+) -> Judgement:
     """Chinese F1 behind a keyword gate at 40%; without keywords the answer is the keyword list."""
     prediction_tokens = chinese_tokens(prediction)
     answer_tokens = chinese_tokens(answer)
@@ -150,8 +277,10 @@ def qa_f1_zh_score_with_gold_ans(prediction: str, answer: str,
     unusable = bool(keywords) and not keyword_tokens
     if not keyword_tokens:
         keyword_tokens = answer_tokens
-    if keyword_tokens and keyword_recall(prediction_tokens, keyword_tokens,
-                                         BLACKLIST_ZH) < KEYWORD_THRESHOLD_ZH:
+    if (
+        keyword_tokens
+        and keyword_recall(prediction_tokens, keyword_tokens, BLACKLIST_ZH) < KEYWORD_THRESHOLD_ZH
+    ):
         return Judgement(0.0, keyword_gate_failed=True, keywords_unusable=unusable)
     return Judgement(f1(prediction_tokens, answer_tokens), keywords_unusable=unusable)
 
@@ -164,6 +293,7 @@ def _rouge_l_f(prediction: str, answer: str) -> tuple[float, Optional[str]]:
     official ``evaluation.py`` had, so the same inputs fail (and score 0.0) the same way anywhere.
     """
     from rouge import Rouge
+
     outcome: list = []
 
     def score_in_thread() -> None:
@@ -179,8 +309,9 @@ def _rouge_l_f(prediction: str, answer: str) -> tuple[float, Optional[str]]:
     return (0.0, value) if isinstance(value, str) else (value, None)
 
 
-def rouge_zh_score_blacklist(prediction: str, answer: str,
-                             keywords: Optional[str] = None) -> Judgement:
+def rouge_zh_score_blacklist(
+    prediction: str, answer: str, keywords: Optional[str] = None
+) -> Judgement:
     """dureader: jieba twice, normalise, drop blacklisted words, ROUGE-L F (errors score 0.0)."""
 
     def prepare(text: str) -> str:
@@ -195,13 +326,19 @@ def rouge_zh_score_blacklist(prediction: str, answer: str,
 Metric = Callable[[str, str, Optional[str]], Judgement]
 METRICS: dict[str, Metric] = {
     metric.__name__: metric
-    for metric in (qa_f1_score, qa_f1_zh_score, qa_f1_score_with_gold_ans,
-                   qa_f1_zh_score_with_gold_ans, rouge_zh_score_blacklist)
+    for metric in (
+        qa_f1_score,
+        qa_f1_zh_score,
+        qa_f1_score_with_gold_ans,
+        qa_f1_zh_score_with_gold_ans,
+        rouge_zh_score_blacklist,
+    )
 }
 
 
-def judge_all(metric: str, predictions: list, answers: list[list[str]],
-              keywords: list) -> list[Judgement]:
+def judge_all(
+    metric: str, predictions: list, answers: list[list[str]], keywords: list
+) -> list[Judgement]:
     """Score every sample on its first answer, as the official script does.
 
     A prediction that is not a string is read by ``responses.response_text`` (a number as its
@@ -209,13 +346,15 @@ def judge_all(metric: str, predictions: list, answers: list[list[str]],
     crashing the whole evaluation; callers count them.
     """
     score = METRICS[metric]
-    return [score(response_text(prediction), answer_list[0], keyword or '')
-            for prediction, answer_list, keyword in zip(predictions, answers, keywords)]
+    return [
+        score(response_text(prediction), answer_list[0], keyword or '')
+        for prediction, answer_list, keyword in zip(predictions, answers, keywords)
+    ]
 
 
 def subset_score(scores: list[float]) -> float:
     """A subset's score as the official script reports it: ``round(100 * mean, 2)``."""
-    total = 0.
+    total = 0.0
     for score in scores:  # sequential sum, as the official loop adds them
         total += score
     return round(100 * total / len(scores), 2)

@@ -7,6 +7,7 @@ every ``*jsonl`` and would let ``cmrc_mixup_16k.old.jsonl`` replace the real sub
 order, rounding and layout as the official script, so published numbers compare byte for byte.
 Only the metrics and the standard library are imported: no pandas, no Arrow, no OpenCompass.
 """
+
 from __future__ import annotations
 
 import csv
@@ -86,16 +87,21 @@ def score_folder(pred_dir: str | Path) -> ScoredFolder:
         if path.is_file():
             (files if _subset_of(path) else ignored).append(path)
     if not files:
-        raise LVEvalDataError(f'{pred_dir} has no {{dataset}}_{{level}}.jsonl prediction files'
-                              + (f' (ignored: {", ".join(p.name for p in ignored)})'
-                                 if ignored else ''))
+        raise LVEvalDataError(
+            f'{pred_dir} has no {{dataset}}_{{level}}.jsonl prediction files'
+            + (f' (ignored: {", ".join(p.name for p in ignored)})' if ignored else '')
+        )
     scored = []
     for path in sorted(files, key=lambda p: official_file_order(p.name)):
         task, _ = split_subset(path.stem)
         predictions, answers, keywords = read_predictions(path)
-        scored.append(ScoredSubset(path.stem, judge_all(task.metric, predictions, answers,
-                                                        keywords),
-                                   sum(not isinstance(p, str) for p in predictions)))
+        scored.append(
+            ScoredSubset(
+                path.stem,
+                judge_all(task.metric, predictions, answers, keywords),
+                sum(not isinstance(p, str) for p in predictions),
+            )
+        )
     return ScoredFolder(scored, ignored)
 
 
@@ -133,18 +139,26 @@ def score_and_write(pred_dir: str | Path) -> list[str]:
     cells = [[f'{cell}' for cell in row] for row in table]
     widths = [max(len(row[column]) for row in cells) for column in range(len(cells[0]))]
     lines = ['  '.join(cell.rjust(width) for cell, width in zip(row, widths)) for row in cells]
-    unusable = {s.subset: n for s in scored.subsets
-                if (n := sum(j.keywords_unusable for j in s.judgements))}
+    unusable = {
+        s.subset: n for s in scored.subsets if (n := sum(j.keywords_unusable for j in s.judgements))
+    }
     if unusable:
-        lines.append('keyword strings that normalise to nothing (gate skipped; the official code '
-                     f'crashes on these): {json.dumps(unusable)}')
-    non_strings = {s.subset: s.non_string_predictions for s in scored.subsets
-                   if s.non_string_predictions}
+        lines.append(
+            'keyword strings that normalise to nothing (gate skipped; the official code '
+            f'crashes on these): {json.dumps(unusable)}'
+        )
+    non_strings = {
+        s.subset: s.non_string_predictions for s in scored.subsets if s.non_string_predictions
+    }
     if non_strings:
-        lines.append('predictions that are not strings (a number or a one-string list read as '
-                     f'its text, anything else as empty): {json.dumps(non_strings)}')
+        lines.append(
+            'predictions that are not strings (a number or a one-string list read as '
+            f'its text, anything else as empty): {json.dumps(non_strings)}'
+        )
     if scored.ignored:
-        lines.append(f'ignored {len(scored.ignored)} files that are not {{dataset}}_{{level}}'
-                     f'.jsonl: {", ".join(p.name for p in scored.ignored)}')
+        lines.append(
+            f'ignored {len(scored.ignored)} files that are not {{dataset}}_{{level}}'
+            f'.jsonl: {", ".join(p.name for p in scored.ignored)}'
+        )
     lines.append(f'wrote {out_dir}/result.json and result.csv')
     return lines

@@ -5,22 +5,79 @@ similar facts, so a model (or the extractive baseline) has something real to fin
 meaningful. Lengths follow the five levels divided by ``scale`` (words for English, characters for
 Chinese), so the demo runs in seconds on a CPU while keeping the shape of the benchmark.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..sizes import parse_size
 from .build import write_jsonl
 from .tasks import LEVELS, TASKS, Task
 
-_EN_FIRST = ('Ada', 'Bram', 'Clara', 'Dmitri', 'Elena', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas',
-             'Kira', 'Lars', 'Mira', 'Nils', 'Olga', 'Pavel', 'Rosa', 'Stefan', 'Tara', 'Viktor')
-_EN_LAST = ('Abbott', 'Brenner', 'Castell', 'Dorsey', 'Ellery', 'Fairbank', 'Garland', 'Hale',
-            'Ivers', 'Jessop', 'Kendrick', 'Lowell', 'Marsh', 'Norwood', 'Oakes', 'Prescott')
-_EN_PLACE = ('Ash', 'Birch', 'Cedar', 'Elm', 'Fern', 'Glen', 'Hazel', 'Iron', 'Juniper', 'Kestrel',
-             'Lark', 'Maple', 'North', 'Oak', 'Pine', 'Quarry', 'Raven', 'Stone', 'Thorn', 'Willow')
+_EN_FIRST = (
+    'Ada',
+    'Bram',
+    'Clara',
+    'Dmitri',
+    'Elena',
+    'Farid',
+    'Greta',
+    'Hugo',
+    'Ines',
+    'Jonas',
+    'Kira',
+    'Lars',
+    'Mira',
+    'Nils',
+    'Olga',
+    'Pavel',
+    'Rosa',
+    'Stefan',
+    'Tara',
+    'Viktor',
+)
+_EN_LAST = (
+    'Abbott',
+    'Brenner',
+    'Castell',
+    'Dorsey',
+    'Ellery',
+    'Fairbank',
+    'Garland',
+    'Hale',
+    'Ivers',
+    'Jessop',
+    'Kendrick',
+    'Lowell',
+    'Marsh',
+    'Norwood',
+    'Oakes',
+    'Prescott',
+)
+_EN_PLACE = (
+    'Ash',
+    'Birch',
+    'Cedar',
+    'Elm',
+    'Fern',
+    'Glen',
+    'Hazel',
+    'Iron',
+    'Juniper',
+    'Kestrel',
+    'Lark',
+    'Maple',
+    'North',
+    'Oak',
+    'Pine',
+    'Quarry',
+    'Raven',
+    'Stone',
+    'Thorn',
+    'Willow',
+)
 _EN_SUFFIX = ('ford', 'bury', 'wick', 'dale', 'mouth', 'field', 'haven', 'ton')
 _EN_FILLER = (
     'The road to {place} followed the river for many miles before it turned north.',
@@ -50,7 +107,9 @@ def _fact(task: Task, rng: random.Random, used: set) -> dict:
             place = rng.choice(_EN_PLACE) + rng.choice(_EN_SUFFIX)
             founder = f'{rng.choice(_EN_FIRST)} {rng.choice(_EN_LAST)}'
         else:
-            place = rng.choice(_ZH_PLACE_HEAD) + rng.choice(_ZH_PLACE_HEAD) + rng.choice(_ZH_PLACE_TAIL)
+            place = (
+                rng.choice(_ZH_PLACE_HEAD) + rng.choice(_ZH_PLACE_HEAD) + rng.choice(_ZH_PLACE_TAIL)
+            )
             founder = rng.choice(_ZH_SURNAME) + rng.choice(_ZH_GIVEN) + rng.choice(_ZH_GIVEN)
         if place not in used:
             used.add(place)
@@ -67,6 +126,7 @@ def _fact(task: Task, rng: random.Random, used: set) -> dict:
 def _passage(task: Task, fact: dict, rng: random.Random, size: int) -> str:
     """A passage of about ``size`` words/characters with the fact at a random sentence boundary."""
     fillers = _EN_FILLER if task.language == 'en' else _ZH_FILLER
+
     def measure(sentence: str) -> int:
         return len(sentence.split()) if task.language == 'en' else len(sentence)
 
@@ -93,20 +153,41 @@ def synthetic_records(task: Task, level: str, count: int, scale: int, seed: int)
         documents = [fact] + level_rng.sample(distractors, k=min(7, max(1, target // 60 - 1)))
         level_rng.shuffle(documents)
         passage_size = target // len(documents)
-        context = '\n'.join(f'Passage {i}\n{_passage(task, doc, level_rng, passage_size)}'
-                            for i, doc in enumerate(documents))
-        records.append(dict(
-            input=fact['question'], context=context, answers=[fact['founder']],
-            length=len(context.split()) if task.language == 'en' else len(context),
-            dataset=task.name, language=task.language, answer_keywords=fact['founder'],
-            confusing_facts=[], all_classes=None))
+        context = '\n'.join(
+            f'Passage {i}\n{_passage(task, doc, level_rng, passage_size)}'
+            for i, doc in enumerate(documents)
+        )
+        records.append(
+            dict(
+                input=fact['question'],
+                context=context,
+                answers=[fact['founder']],
+                length=len(context.split()) if task.language == 'en' else len(context),
+                dataset=task.name,
+                language=task.language,
+                answer_keywords=fact['founder'],
+                confusing_facts=[],
+                all_classes=None,
+            )
+        )
     return records
 
 
-def write_synthetic_data(out_dir: str | Path, count: int = 4, scale: int = 100, seed: int = 0,
-                         levels: Iterable[str] = LEVELS) -> list[Path]:
+def write_synthetic_data(
+    out_dir: str | Path,
+    count: int = 4,
+    scale: int = 100,
+    seed: int = 0,
+    levels: Iterable[str] = LEVELS,
+) -> list[Path]:
     """Write ``{dataset}_{level}.jsonl`` for every dataset and level; return the paths."""
-    return [write_jsonl(Path(out_dir) / f'{task.subset(level)}.jsonl',
-                        synthetic_records(task, level, count, scale, seed), count,
-                        task.subset(level))
-            for task in TASKS for level in levels]
+    return [
+        write_jsonl(
+            Path(out_dir) / f'{task.subset(level)}.jsonl',
+            synthetic_records(task, level, count, scale, seed),
+            count,
+            task.subset(level),
+        )
+        for task in TASKS
+        for level in levels
+    ]

@@ -1,9 +1,11 @@
 """The LV-Eval task table: the one place that knows the 11 datasets.
 
 Loaders, OpenCompass dataset configs, the scorer, the summary groups and the builders are all
-derived from ``TASKS``; adding a dataset is adding one row. Prompts, generation lengths and metric names are the
-official constants, byte-identical (``tests/test_tasks.py`` checks them against the reference).
+derived from ``TASKS``; adding a dataset is adding one row. Prompts, generation lengths and metric
+names are the official constants, byte-identical (``tests/test_tasks.py`` checks them against the
+reference).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,29 +23,36 @@ _EN_MIXUP_PROMPT = (
     'only relevant to one passage. Only give me the answer and do not output any other explanation '
     'and evidence.\n\nArticle: {context}\n\nPlease answer the following question based on the above '
     'passages. Questions and answers are only relevant to one passage. Only give me the answer and '
-    'do not output any other explanation and evidence.\n\nQuestion: {input}\nAnswer:')
+    'do not output any other explanation and evidence.\n\nQuestion: {input}\nAnswer:'
+)
 _HOTPOT_PROMPT = (
     'Answer the question based on the given passages. Questions and answers are only relevant to '
     'some passages. Only give me the answer and do not output any other explanation and evidence.'
     '\n\nArticle: {context}\n\nPlease answer the following question based on the above passages. '
     'Questions and answers are only relevant to some passages. Only give me the answer and do not '
-    'output any other explanation and evidence.\n\nQuestion: {input}\nAnswer:')
+    'output any other explanation and evidence.\n\nQuestion: {input}\nAnswer:'
+)
 _MULTIFIELDQA_ZH_PROMPT = (
     '请阅读以下文章并用中文回答问题，问题和答案只与其中一篇文章有关。只需要直接给出问题的答案，'
     '不要输出其他任何解释和证据。\n\n文章：{context}\n\n请基于上面的文章回答下面的问题，问题和答案只与'
-    '其中一篇文章有关。只需要直接给出问题的答案，不要输出其他任何解释和证据。\n\n问题：{input}\n回答：')
+    '其中一篇文章有关。只需要直接给出问题的答案，不要输出其他任何解释和证据。\n\n问题：{input}\n回答：'
+)
 _FACTRECALL_EN_PROMPT = (
     'Please answer the following questions based on the given article.\n\nArticle: {context}\n\n'
-    'Please answer the following questions based on the above article.\n\nQuestion: {input}\nAnswer:')
+    'Please answer the following questions based on the above article.\n\nQuestion: {input}\nAnswer:'
+)
 _FACTRECALL_ZH_PROMPT = (
     '请基于给定的文章回答下述问题。\n\n文章：{context}\n\n现在请基于上述文章回答下面的问题。\n\n'
-    '问题：{input}\n回答：')
+    '问题：{input}\n回答：'
+)
 _ZH_MIXUP_PROMPT = (
     '请根据下面给定的文章回答问题，问题和答案只与其中一篇文章有关。\n\n文章：{context}\n\n'
-    '现在请基于上述文章回答下面的问题，问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：')
+    '现在请基于上述文章回答下面的问题，问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：'
+)
 _LIC_PROMPT = (
     '请根据下面给定的文章回答问题，问题和答案只与其中一篇文章有关。\n\n文章：{context}\n\n'
-    '请现在基于上述文章回答下面的问题，问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：')
+    '请现在基于上述文章回答下面的问题，问题和答案只与其中一篇文章有关。\n\n问题：{input}\n回答：'
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,8 @@ class Task:
         return f'{self.name}_{level}'
 
 
+# One row per dataset, laid out as a table.
+# fmt: off
 TASKS: tuple[Task, ...] = (
     Task('hotpotwikiqa_mixup', 'en', 'qa_f1_score_with_gold_ans', 'multi_hop_cqa', 124, 64,
          _HOTPOT_PROMPT, hops=2, confusing_facts=True, keyword_rules=True, answer_keywords=True),
@@ -97,6 +108,7 @@ TASKS: tuple[Task, ...] = (
     Task('dureader_mixup', 'zh', 'rouge_zh_score_blacklist', 'multi_hop_qa', 176, 64,
          _ZH_MIXUP_PROMPT, hops=2),
 )
+# fmt: on
 
 TASKS_BY_NAME: dict[str, Task] = {task.name: task for task in TASKS}
 
@@ -111,7 +123,8 @@ def split_subset(subset: str) -> tuple[Task, str]:
     if name not in TASKS_BY_NAME or not is_size(level):
         raise ValueError(
             f'{subset!r} is not an LV-Eval subset: expected {{dataset}}_{{level}} with dataset in '
-            f'{sorted(TASKS_BY_NAME)} and a level such as {", ".join(LEVELS)} or 512k')
+            f'{sorted(TASKS_BY_NAME)} and a level such as {", ".join(LEVELS)} or 512k'
+        )
     return TASKS_BY_NAME[name], level
 
 
@@ -120,6 +133,6 @@ def split_abbr(abbr: str) -> Optional[tuple[Task, str]]:
     if not abbr.startswith(ABBR_PREFIX):
         return None
     try:
-        return split_subset(abbr[len(ABBR_PREFIX):])
+        return split_subset(abbr[len(ABBR_PREFIX) :])
     except ValueError:
         return None

@@ -1,4 +1,5 @@
 """Model wrappers: long-context vLLM / HF (middle truncation) and CPU baselines."""
+
 from .baselines import ExtractiveBaseline, RandomGuessBaseline
 from .hf import LongContextHF
 from .vllm import LongContextVLLM

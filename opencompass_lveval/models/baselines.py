@@ -6,6 +6,7 @@
   gives for a prompt of its tasks (a permutation for TSort, a designation for BestAnswer), a
   random context sentence otherwise.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,18 +49,25 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
-def bm25_best(candidates: list[str], query: list[str], chinese: bool, k1: float = 1.5,
-              b: float = 0.75) -> int:
+def bm25_best(
+    candidates: list[str], query: list[str], chinese: bool, k1: float = 1.5, b: float = 0.75
+) -> int:
     """Index of the candidate with the highest BM25 score for ``query`` (first on ties)."""
     docs = [Counter(terms(c, chinese)) for c in candidates]
     lengths = [sum(d.values()) for d in docs]
     average = sum(lengths) / len(docs) or 1.0
     frequency = Counter(term for d in docs for term in d)
-    idf = {t: math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5))
-           for t in set(query)}
-    scores = [sum(idf[t] * d[t] * (k1 + 1) / (d[t] + k1 * (1 - b + b * n / average))
-                  for t in set(query) if d[t])
-              for d, n in zip(docs, lengths)]
+    idf = {
+        t: math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in set(query)
+    }
+    scores = [
+        sum(
+            idf[t] * d[t] * (k1 + 1) / (d[t] + k1 * (1 - b + b * n / average))
+            for t in set(query)
+            if d[t]
+        )
+        for d, n in zip(docs, lengths)
+    ]
     return max(range(len(scores)), key=scores.__getitem__)
 
 
@@ -68,7 +76,7 @@ class _CPUModel(BaseModel):
 
     is_api = False
 
-    def __init__(self, path: str = 'cpu-baseline', max_seq_len: int = 10 ** 9, **kwargs) -> None:
+    def __init__(self, path: str = 'cpu-baseline', max_seq_len: int = 10**9, **kwargs) -> None:
         super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
 
     def get_token_len(self, prompt: str) -> int:

@@ -5,6 +5,7 @@ Markdown and CSV (``writers.py``) and the papers' plots (``plots.py``) beside Op
 summary; everything is recomputed from files, nothing is re-run. ``summarizer.py`` adapts it to
 OpenCompass's summarizer.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,16 @@ from ..errors import ReportError
 from ..lveval.tasks import TASKS as LVEVAL_TASKS
 from .plots import plot_heatmaps, plot_lines
 from .results import find_run, read_results, score
-from .tables import (Table, adaleval_settings, adaleval_tables, average_row, factrecall_heatmap,
-                     lveval_levels, lveval_table, mean)
+from .tables import (
+    Table,
+    adaleval_settings,
+    adaleval_tables,
+    average_row,
+    factrecall_heatmap,
+    lveval_levels,
+    lveval_table,
+    mean,
+)
 from .writers import to_markdown, write_csv
 
 __all__ = ['ReportError', 'write_report']
@@ -40,29 +49,60 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
             averages[model] = average_row(table, levels)
         tables.extend(adaleval_tables(model, model_results))
     if averages:
-        tables.insert(0, Table('LV-Eval average score by length level', 'lveval_levels',
-                               ['model'] + levels + ['avg'],
-                               [[m] + row + [mean(row)] for m, row in averages.items()]))
+        tables.insert(
+            0,
+            Table(
+                'LV-Eval average score by length level',
+                'lveval_levels',
+                ['model'] + levels + ['avg'],
+                [[m] + row + [mean(row)] for m, row in averages.items()],
+            ),
+        )
         path = out / 'lveval_levels.png'
-        plot_lines(path, 'LV-Eval: average over 11 datasets', levels, averages,
-                   'length level (English words / Chinese characters)', 'average score (%)')
+        plot_lines(
+            path,
+            'LV-Eval: average over 11 datasets',
+            levels,
+            averages,
+            'length level (English words / Chinese characters)',
+            'average score (%)',
+        )
         written.append(path)
     for task in ADALEVAL_TASKS:
         settings = adaleval_settings(task, results)
         if not settings:
             continue
-        accuracy = {m: [score(r, task.abbr(s), 'accuracy') for s in settings]
-                    for m, r in results.items()}
-        chance = [next((v for r in results.values()
-                        if (v := score(r, task.abbr(s), 'random_guess')) is not None), None)
-                  for s in settings]
+        accuracy = {
+            m: [score(r, task.abbr(s), 'accuracy') for s in settings] for m, r in results.items()
+        }
+        chance = [
+            next(
+                (
+                    v
+                    for r in results.values()
+                    if (v := score(r, task.abbr(s), 'random_guess')) is not None
+                ),
+                None,
+            )
+            for s in settings
+        ]
         path = out / f'adaleval_{task.name}_accuracy.png'
-        plot_lines(path, f'Ada-LEval {task.name}: accuracy by setting', settings, accuracy,
-                   'setting (tokens)', 'accuracy (%)', {'chance (uniform random answer)': chance})
+        plot_lines(
+            path,
+            f'Ada-LEval {task.name}: accuracy by setting',
+            settings,
+            accuracy,
+            'setting (tokens)',
+            'accuracy (%)',
+            {'chance (uniform random answer)': chance},
+        )
         written.append(path)
     for model, model_results in results.items():
-        grids = {t.name: g for t in LVEVAL_TASKS
-                 if t.haystack and (g := factrecall_heatmap(model_results, t.name, levels))}
+        grids = {
+            t.name: g
+            for t in LVEVAL_TASKS
+            if t.haystack and (g := factrecall_heatmap(model_results, t.name, levels))
+        }
         if grids:
             path = out / f'factrecall_heatmap_{model}.png'
             plot_heatmaps(path, model, grids, levels)

@@ -1,4 +1,5 @@
 """The papers' plots as PNG files (matplotlib, imported only when a plot is drawn)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,13 +8,22 @@ from typing import Optional
 
 def _pyplot():
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+
     return plt
 
 
-def plot_lines(path: Path, title: str, x_labels: list[str], series: dict[str, list],
-               x_label: str, y_label: str, dashed: Optional[dict[str, list]] = None) -> None:
+def plot_lines(
+    path: Path,
+    title: str,
+    x_labels: list[str],
+    series: dict[str, list],
+    x_label: str,
+    y_label: str,
+    dashed: Optional[dict[str, list]] = None,
+) -> None:
     """One line per series over the x labels (missing points skipped); dashed grey reference
     lines (chance) on top."""
     plt = _pyplot()
@@ -24,8 +34,13 @@ def plot_lines(path: Path, title: str, x_labels: list[str], series: dict[str, li
         axes.plot([p[0] for p in points], [p[1] for p in points], marker='o', label=label)
     for label, values in (dashed or {}).items():
         points = [(x, v) for x, v in zip(positions, values) if v is not None]
-        axes.plot([p[0] for p in points], [p[1] for p in points], linestyle='--', color='grey',
-                  label=label)
+        axes.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            linestyle='--',
+            color='grey',
+            label=label,
+        )
     axes.set_xticks(positions, x_labels)
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
@@ -41,9 +56,11 @@ def plot_lines(path: Path, title: str, x_labels: list[str], series: dict[str, li
 def plot_heatmaps(path: Path, model: str, grids: dict[str, list], levels: list[str]) -> None:
     """factrecall score by needle depth (rows) and level (columns), one panel per dataset."""
     import numpy as np
+
     plt = _pyplot()
-    figure, axes = plt.subplots(1, len(grids), figsize=(4.5 * len(grids) + 1, 4.6), squeeze=False,
-                                constrained_layout=True)
+    figure, axes = plt.subplots(
+        1, len(grids), figsize=(4.5 * len(grids) + 1, 4.6), squeeze=False, constrained_layout=True
+    )
     for number, (axis, (dataset, grid)) in enumerate(zip(axes[0], grids.items())):
         values = np.array([[np.nan if v is None else v for v in row] for row in grid])
         image = axis.imshow(values, cmap='RdYlGn', vmin=0, vmax=100, aspect='auto')

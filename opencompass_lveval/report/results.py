@@ -3,6 +3,7 @@
 A work folder (``-w``) holds one folder per run (``20260101_120000/``), each with
 ``results/{model}/{dataset abbr}.json`` as OpenCompass's evaluation tasks wrote them.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,17 +13,23 @@ from typing import Optional
 from ..errors import ReportError
 from ..sizes import is_size
 
+
 def run_folders(work_dir: str | Path) -> list[Path]:
     """The run folders of a work folder, oldest first; ``work_dir`` itself if it is a run."""
     work_dir = Path(work_dir)
     if (work_dir / 'results').is_dir():
         return [work_dir]
-    runs = sorted(p for p in work_dir.glob('*') if (p / 'results').is_dir()) \
-        if work_dir.is_dir() else []
+    runs = (
+        sorted(p for p in work_dir.glob('*') if (p / 'results').is_dir())
+        if work_dir.is_dir()
+        else []
+    )
     if not runs:
-        raise ReportError(f'{work_dir} holds no OpenCompass results (no results/ folder in it or '
-                          'in a run folder below it); run `opencompass CONFIG -w WORK_DIR` first '
-                          'and point at WORK_DIR or one of its run folders.')
+        raise ReportError(
+            f'{work_dir} holds no OpenCompass results (no results/ folder in it or '
+            'in a run folder below it); run `opencompass CONFIG -w WORK_DIR` first '
+            'and point at WORK_DIR or one of its run folders.'
+        )
     return runs
 
 
@@ -37,7 +44,8 @@ def read_results(run: Path) -> dict[str, dict[str, dict]]:
     for path in sorted((run / 'results').glob('*/*.json')):
         try:
             results.setdefault(path.parent.name, {})[path.stem] = json.loads(
-                path.read_text(encoding='utf-8'))
+                path.read_text(encoding='utf-8')
+            )
         except (ValueError, UnicodeDecodeError) as exc:
             raise ReportError(f'{path} is not valid JSON ({exc}); re-run its evaluation') from exc
     if not results:
@@ -49,11 +57,10 @@ def adaleval_setting(abbr: str, task) -> Optional[str]:
     """The setting of a plain Ada-LEval abbreviation of ``task`` (``AdaLEval_tsort_256k``), else
     None (other tasks, position-bias and perplexity variants)."""
     prefix = task.abbr('')
-    rest = abbr[len(prefix):]
+    rest = abbr[len(prefix) :]
     return rest if abbr.startswith(prefix) and is_size(rest) else None
 
 
 def score(results: dict, abbr: str, metric: str = 'score') -> Optional[float]:
     value = results.get(abbr, {}).get(metric)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -8,6 +8,7 @@ Levels and settings are whatever the results hold, smallest first (``16k`` ... `
 ``512k``, ``1000k``). An average is only given where every member has a result: a partial
 average would mislead.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,9 +16,8 @@ from typing import Optional
 
 from ..adaleval.tasks import METRICS as ADALEVAL_METRICS
 from ..adaleval.tasks import TASKS as ADALEVAL_TASKS
-from ..lveval.tasks import GROUPS, TASKS
+from ..lveval.tasks import GROUPS, TASKS, split_abbr
 from ..sizes import by_size
-from ..lveval.tasks import split_abbr
 from .results import adaleval_setting, score
 
 POSITION_BUCKETS = 10
@@ -49,8 +49,9 @@ def lveval_table(model: str, results: dict, levels: list[str]) -> Optional[Table
     if all(v is None for row in grid.values() for v in row):
         return None
     rows = [[name] + values + [mean(values)] for name, values in grid.items()]
-    for name, members in [(group, [t.name for t in TASKS if t.group == group]) for group in GROUPS]\
-            + [('average', [t.name for t in TASKS])]:
+    for name, members in [
+        (group, [t.name for t in TASKS if t.group == group]) for group in GROUPS
+    ] + [('average', [t.name for t in TASKS])]:
         values = [mean([grid[m][i] for m in members]) for i in range(len(levels))]
         rows.append([name] + values + [mean([v for m in members for v in grid[m]])])
     return Table(f'LV-Eval, {model}', f'lveval_{model}', ['dataset'] + levels + ['avg'], rows)
@@ -58,13 +59,17 @@ def lveval_table(model: str, results: dict, levels: list[str]) -> Optional[Table
 
 def average_row(table: Table, levels: list[str]) -> list[Optional[float]]:
     """The per-level averages of an ``lveval_table``."""
-    return table.rows[-1][1:1 + len(levels)]
+    return table.rows[-1][1 : 1 + len(levels)]
 
 
 def adaleval_settings(task, results_by_model: dict[str, dict]) -> list[str]:
     """The settings of ``task`` that any model has results for, smallest first."""
-    return by_size(setting for results in results_by_model.values() for abbr in results
-                   if (setting := adaleval_setting(abbr, task)))
+    return by_size(
+        setting
+        for results in results_by_model.values()
+        for abbr in results
+        if (setting := adaleval_setting(abbr, task))
+    )
 
 
 def adaleval_tables(model: str, results: dict) -> list[Table]:
@@ -74,15 +79,24 @@ def adaleval_tables(model: str, results: dict) -> list[Table]:
         settings = adaleval_settings(task, {model: results})
         if not settings:
             continue
-        rows = [[metric] + [score(results, task.abbr(s), metric) for s in settings]
-                for metric in ADALEVAL_METRICS]
-        tables.append(Table(f'Ada-LEval {task.name}, {model}', f'adaleval_{task.name}_{model}',
-                            ['metric'] + settings, rows))
+        rows = [
+            [metric] + [score(results, task.abbr(s), metric) for s in settings]
+            for metric in ADALEVAL_METRICS
+        ]
+        tables.append(
+            Table(
+                f'Ada-LEval {task.name}, {model}',
+                f'adaleval_{task.name}_{model}',
+                ['metric'] + settings,
+                rows,
+            )
+        )
     return tables
 
 
-def factrecall_heatmap(results: dict, dataset: str,
-                       levels: list[str]) -> Optional[list[list[Optional[float]]]]:
+def factrecall_heatmap(
+    results: dict, dataset: str, levels: list[str]
+) -> Optional[list[list[Optional[float]]]]:
     """Mean per-sample score (%) by needle depth bucket (rows) and level (columns).
 
     The official factrecall files put the needle at evenly spaced depths in record order, so a
@@ -99,7 +113,7 @@ def factrecall_heatmap(results: dict, dataset: str,
             continue
         scores = [_detail_score(d) for d in details]
         for bucket in range(buckets):
-            chunk = scores[bucket * len(scores) // buckets:(bucket + 1) * len(scores) // buckets]
+            chunk = scores[bucket * len(scores) // buckets : (bucket + 1) * len(scores) // buckets]
             grid[bucket][column] = 100 * sum(chunk) / len(chunk)
     return grid
 

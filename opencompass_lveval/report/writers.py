@@ -1,4 +1,5 @@
 """Tables as Markdown and CSV: two decimals, ``-`` (Markdown) or empty (CSV) where missing."""
+
 from __future__ import annotations
 
 import csv
@@ -12,8 +13,12 @@ def markdown_cell(value) -> str:
 
 
 def to_markdown(table: Table) -> str:
-    lines = [f'### {table.name}', '', '| ' + ' | '.join(table.header) + ' |',
-             '|' + '---|' * len(table.header)]
+    lines = [
+        f'### {table.name}',
+        '',
+        '| ' + ' | '.join(table.header) + ' |',
+        '|' + '---|' * len(table.header),
+    ]
     lines += ['| ' + ' | '.join(markdown_cell(v) for v in row) + ' |' for row in table.rows]
     return '\n'.join(lines) + '\n'
 

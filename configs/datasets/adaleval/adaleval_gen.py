@@ -16,17 +16,28 @@ _entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval
 
 adaleval_datasets = [
     dict(
-        type=AdaLEvalDataset, abbr=entry['abbr'], task=entry['task'], setting=entry['setting'],
-        path=entry['path'], cheap=entry['cheap'], position=entry['position'],
+        type=AdaLEvalDataset,
+        abbr=entry['abbr'],
+        task=entry['task'],
+        setting=entry['setting'],
+        path=entry['path'],
+        cheap=entry['cheap'],
+        position=entry['position'],
         reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
         infer_cfg=dict(
-            prompt_template=dict(type=LongContextPromptTemplate,
-                                 template=dict(round=[dict(role='HUMAN', prompt='{prompt}')])),
+            prompt_template=dict(
+                type=LongContextPromptTemplate,
+                template=dict(round=[dict(role='HUMAN', prompt='{prompt}')]),
+            ),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=GenInferencer, max_out_len=entry['max_out_len']),
         ),
-        eval_cfg=dict(evaluator=dict(type=AdaLEvalEvaluator, task=entry['task'],
-                                     extraction=entry['extraction']), pred_role='BOT'),
+        eval_cfg=dict(
+            evaluator=dict(
+                type=AdaLEvalEvaluator, task=entry['task'], extraction=entry['extraction']
+            ),
+            pred_role='BOT',
+        ),
     )
     for entry in _entries.adaleval_entries()
 ]

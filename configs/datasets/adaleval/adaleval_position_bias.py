@@ -7,6 +7,8 @@ with read_base():
 
 _entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['with_position'])
 adaleval_position_bias_datasets = [
-    dataset for position in ('front', 'middle', 'rear')
-    for dataset in _entries.with_position(adaleval_datasets, position)]
+    dataset
+    for position in ('front', 'middle', 'rear')
+    for dataset in _entries.with_position(adaleval_datasets, position)
+]
 del _entries, adaleval_datasets  # only the variants: `--datasets` takes every *_datasets name

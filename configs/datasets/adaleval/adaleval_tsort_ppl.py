@@ -13,12 +13,18 @@ _orders = __import__('opencompass_lveval.adaleval.tasks', fromlist=['TSORT_ORDER
 
 adaleval_tsort_ppl_datasets = [
     dict(
-        type=AdaLEvalDataset, abbr=entry['abbr'].replace('tsort', 'tsort_ppl'), task='tsort',
-        setting=entry['setting'], path=entry['path'], cheap=entry['cheap'],
+        type=AdaLEvalDataset,
+        abbr=entry['abbr'].replace('tsort', 'tsort_ppl'),
+        task='tsort',
+        setting=entry['setting'],
+        path=entry['path'],
+        cheap=entry['cheap'],
         reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
         infer_cfg=dict(
-            prompt_template=dict(type=LongContextPromptTemplate,
-                                 template={order: '{prompt}Answer: ' + order for order in _orders}),
+            prompt_template=dict(
+                type=LongContextPromptTemplate,
+                template={order: '{prompt}Answer: ' + order for order in _orders},
+            ),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=PPLInferencer),
         ),

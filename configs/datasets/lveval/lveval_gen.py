@@ -21,17 +21,24 @@ lveval_datasets = [
         abbr=entry['abbr'],
         name=entry['name'],
         path=entry['path'],
-        reader_cfg=dict(input_columns=['context', 'input'], output_column='answers',
-                        train_split='test', test_split='test'),
+        reader_cfg=dict(
+            input_columns=['context', 'input'],
+            output_column='answers',
+            train_split='test',
+            test_split='test',
+        ),
         infer_cfg=dict(
             # Fills {context} and {input} in one pass: text inside a field stays as it is.
-            prompt_template=dict(type=LongContextPromptTemplate,
-                                 template=dict(round=[dict(role='HUMAN', prompt=entry['prompt'])])),
+            prompt_template=dict(
+                type=LongContextPromptTemplate,
+                template=dict(round=[dict(role='HUMAN', prompt=entry['prompt'])]),
+            ),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=GenInferencer, max_out_len=entry['max_out_len']),
         ),
-        eval_cfg=dict(evaluator=dict(type=LVEvalEvaluator, metric=entry['metric']),
-                      pred_role='BOT'),
+        eval_cfg=dict(
+            evaluator=dict(type=LVEvalEvaluator, metric=entry['metric']), pred_role='BOT'
+        ),
     )
     for entry in _entries.lveval_entries()
 ]

@@ -1,9 +1,10 @@
 """Loading one LV-Eval subset of real size: our loader against a bare per-line ``json.loads``.
 
 Builds (once, seeded) a file shaped like ``hotpotwikiqa_mixup_128k``: 124 records whose contexts
-are 128k words of public-domain novels from ``../shared/corpora`` (about 95 MB), then times each
-loader in a fresh subprocess and reports wall time and peak memory above the process's baseline
-(``VmHWM`` after resetting it with ``/proc/self/clear_refs``).
+are 128k words of public-domain novels from ``../shared/corpora`` (about 95 MB), and a file with
+one record of ``--huge-mb`` MB (50 by default) between two small ones, far over Arrow's 4 MB block;
+then times each loader in a fresh subprocess and reports wall time and peak memory above the
+process's baseline (``VmHWM`` after resetting it with ``/proc/self/clear_refs``).
 
     python bench/bench_loader.py [--corpora ../shared/corpora] [--work /tmp/lveval_bench]
 """
@@ -22,8 +23,9 @@ from corpora import DEFAULT, read_book
 RECORDS, WORDS = 124, 128_000
 
 MEASURE = r"""
-import json, sys, time
+import json, os, sys, time
 mode, path = sys.argv[1], sys.argv[2]
+name = os.path.basename(path)[:-len('.jsonl')]
 if mode != 'bare':
     from opencompass_lveval.lveval.dataset import LVEvalDataset
     from opencompass_lveval.lveval.data import SubsetSource
@@ -39,11 +41,9 @@ if mode == 'bare':
         rows = [json.loads(line) for line in f]
     n = len(rows)
 elif mode == 'ours':
-    import os
-    n = len(LVEvalDataset.load(name='hotpotwikiqa_mixup_128k', path=os.path.dirname(path)))
+    n = len(LVEvalDataset.load(name=name, path=os.path.dirname(path)))
 else:  # the whole OpenCompass-facing construction, reader included
-    import os
-    n = len(LVEvalDataset(abbr='x', name='hotpotwikiqa_mixup_128k', path=os.path.dirname(path),
+    n = len(LVEvalDataset(abbr='x', name=name, path=os.path.dirname(path),
                           reader_cfg=dict(input_columns=['context', 'input'],
                                           output_column='answers')).test)
 seconds = time.perf_counter() - start
@@ -79,6 +79,23 @@ def build_file(corpora: Path, out: Path, seed: int = 0) -> Path:
     return path
 
 
+def build_huge_file(corpora: Path, out: Path, megabytes: int) -> Path:
+    """``factrecall_en_1000k.jsonl``: a small record, one of ``megabytes`` MB of book text, a small
+    one."""
+    folder = out / 'huge'
+    path = folder / 'factrecall_en_1000k.jsonl'
+    if path.exists() and path.stat().st_size > megabytes * 1e6:
+        return path
+    text = ' '.join(read_book(book) for book in sorted((corpora / 'en').glob('*.txt')))
+    context = (text * (1 + megabytes * 1_000_000 // len(text)))[: megabytes * 1_000_000]
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(path, 'w', encoding='utf-8') as stream:
+        for number, body in enumerate(('A short context.', context, 'Another one.')):
+            record = dict(input=f'Question {number}?', context=body, answers=['answer'])
+            stream.write(json.dumps(record, ensure_ascii=False) + '\n')
+    return path
+
+
 def measure(mode: str, path: Path) -> dict:
     out = subprocess.run(
         [sys.executable, '-c', MEASURE, mode, str(path)], check=True, capture_output=True, text=True
@@ -91,6 +108,7 @@ def main() -> None:
     parser.add_argument('--corpora', default=str(DEFAULT))
     parser.add_argument('--work', default='/tmp/lveval_bench')
     parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument('--huge-mb', type=int, default=50, help='size of the one huge record')
     args = parser.parse_args()
     path = build_file(Path(args.corpora), Path(args.work))
     size = path.stat().st_size
@@ -109,6 +127,17 @@ def main() -> None:
         f'time ours/bare: {ratio:.2f}x (target <= 2x); '
         f'peak ours/file: {best["ours"]["peak_bytes"] / size:.2f}x (target <= 2x)'
     )
+    huge = build_huge_file(Path(args.corpora), Path(args.work), args.huge_mb)
+    size = huge.stat().st_size
+    print(f'file: {huge} ({size / 1e6:.1f} MB, one record of {args.huge_mb} MB between two small)')
+    for mode in ('bare', 'ours'):
+        runs = [measure(mode, huge) for _ in range(args.repeat)]
+        fastest = min(runs, key=lambda r: r['seconds'])
+        peak = max(r['peak_bytes'] for r in runs)
+        print(
+            f'{mode:>5}: best {fastest["seconds"]:.3f} s of {args.repeat}, '
+            f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {fastest["rows"]}'
+        )
 
 
 if __name__ == '__main__':

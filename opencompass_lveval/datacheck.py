@@ -26,9 +26,15 @@ def _has_adaleval_files(root: Path) -> bool:
 
 
 def _lveval_lines(root: Path) -> tuple[list[str], bool]:
+    from .errors import DataError
     from .lveval.data import GET_DATA_HINT, check_folder
 
     reports = list(check_folder(root))
+    if not reports:
+        raise DataError(
+            f'{root} holds no LV-Eval subsets ({{dataset}}_{{level}}.jsonl files or the official '
+            f'zips). {GET_DATA_HINT}'
+        )
     width = max(len(r.subset) for r in reports)
     lines = [f'{"LV-Eval subset":<{width}}  records/expected  status']
     for report in reports:
@@ -39,13 +45,23 @@ def _lveval_lines(root: Path) -> tuple[list[str], bool]:
         )
         expected = report.expected if report.official else '-'
         lines.append(f'{report.subset:<{width}}  {report.records:>7}/{expected:<8}  {status}')
+    if not reports:
+        raise DataError(
+            f'{root} holds no LV-Eval subsets ({{dataset}}_{{level}}.jsonl or the '
+            f'official zips). {GET_DATA_HINT}'
+        )
     official = [r for r in reports if r.official]
     missing = sum(r.source is None for r in official)
     bad = [r for r in reports if not r.ok]
     extra = len(reports) - len(official)
-    lines.append(
+    summary = (
         f'{len(official) - sum(not r.ok for r in official)} of {len(official)} official '
-        f'subsets ok, {missing} missing, {len(bad) - missing} with problems'
+        f'subsets ok, {missing} missing'
+        if official
+        else 'no subset at an official level'
+    )
+    lines.append(
+        f'{summary}, {len(bad) - missing} with problems'
         + (f'; {extra} at non-official levels' if extra else '')
     )
     if missing:

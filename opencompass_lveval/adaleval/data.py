@@ -153,8 +153,9 @@ class FileReport:
 
 
 def check_folder(root: str | os.PathLike) -> Iterator[FileReport]:
-    """Every paper file of both tasks (missing ones too) and every other setting found under
-    ``root``: record counts against the official ones, and every record against its schema."""
+    """Every paper file of both tasks (missing ones too, unless the folder holds no paper file) and
+    every other setting found under ``root``: record counts against the official ones, and every
+    record against its schema."""
     root = Path(root)
     if not root.is_dir():
         raise AdaLEvalDataError(f'Ada-LEval data folder {root} does not exist. {GET_DATA_HINT}')
@@ -162,6 +163,7 @@ def check_folder(root: str | os.PathLike) -> Iterator[FileReport]:
     for folder, _, files in os.walk(root):
         for name in files:
             found.setdefault(name, []).append(Path(folder) / name)
+    release = any(task.file_name(setting) in found for task in TASKS for setting in task.settings)
     for task in TASKS:
         present = [
             m['setting']
@@ -178,6 +180,8 @@ def check_folder(root: str | os.PathLike) -> Iterator[FileReport]:
             if len(paths) > 1:
                 report.problem = f'present {len(paths)} times: {", ".join(map(str, paths))}'
             elif not paths:
+                if not release:
+                    continue
                 report.problem = 'missing'
             else:
                 report.path = paths[0]

@@ -291,9 +291,11 @@ class SubsetReport:
 
 
 def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
-    """Read every subset under ``root`` once: the 55 official ones (missing ones reported) and
-    any at other levels, with record counts and problems."""
+    """Read every subset under ``root`` once: the 55 official ones (missing ones reported, unless
+    the folder holds no subset at an official level, as a builder's output at 512k) and any at
+    other levels, with record counts and problems."""
     found = find_subsets(root)
+    release = any(split_subset(subset)[1] in LEVELS for subset in found)
     for task in TASKS:
         levels = by_size(
             set(LEVELS) | {split_subset(s)[1] for s in found if split_subset(s)[0] is task}
@@ -304,6 +306,8 @@ def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
                 subset, task.qa_pairs if level in LEVELS else None, found.get(subset)
             )
             if report.source is None:
+                if not release:
+                    continue
                 report.problem = 'missing'
             else:
                 try:

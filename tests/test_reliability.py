@@ -1,0 +1,247 @@
+"""Bad and odd inputs: each gives a clear error naming the file, line or item and the fix, or a
+counted outcome, never a crash, a silent wrong score or unbounded work.
+
+``CASES`` runs each case the way a user meets it (mostly through the ``lveval`` command) and
+returns what the user sees. The README's reliability table is checked against it: every row names
+a case here, and the text it quotes in backticks must appear in what the case gives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from opencompass_lveval.cli import main
+
+README = Path(__file__).resolve().parents[1] / 'README.md'
+SHARED = Path(__file__).resolve().parents[2] / 'shared'
+
+
+def lveval(*argv) -> str:
+    """What `lveval ARGV` prints (stdout and stderr) and its exit code."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return f'{out.getvalue()}{err.getvalue()}exit {code}'
+
+
+def lines(path: Path, records) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in records), 'utf-8')
+    return path
+
+
+def lveval_record(i=0, **changes) -> dict:
+    return {
+        'input': f'question {i}',
+        'context': f'context {i}',
+        'answers': [f'answer {i}'],
+        'answer_keywords': '',
+        **changes,
+    }
+
+
+def stale_copy_is_ignored_and_named(tmp: Path) -> str:
+    lines(tmp / 'cmrc_mixup_16k.jsonl', [{'pred': '北京', 'answers': ['北京']}])
+    lines(tmp / 'cmrc_mixup_16k.old.jsonl', [{'pred': '上海', 'answers': ['北京']}])
+    out = lveval('score', tmp)
+    assert json.loads((tmp / 'eval_result' / 'result.json').read_text()) == {
+        'cmrc_mixup_16k': 100.0
+    }
+    return out
+
+
+def non_string_predictions_are_counted(tmp: Path) -> str:
+    lines(
+        tmp / 'loogle_SD_mixup_16k.jsonl',
+        [
+            {'pred': 42, 'answers': ['42']},
+            {'pred': ['John Smith'], 'answers': ['John Smith']},
+            {'pred': {'a': 1}, 'answers': ['x']},
+            {'pred': 'x', 'answers': ['x']},
+        ],
+    )
+    out = lveval('score', tmp)
+    assert json.loads((tmp / 'eval_result' / 'result.json').read_text()) == {
+        'loogle_SD_mixup_16k': 75.0
+    }
+    from datasets import Dataset
+
+    from opencompass_lveval.lveval.evaluator import LVEvalEvaluator
+
+    keywords = Dataset.from_dict({'answer_keywords': ['', '', '']})
+    result = LVEvalEvaluator('qa_f1_score').score(
+        [42, ['x'], None], [['42'], ['x'], ['y']], keywords
+    )
+    assert result['score'] == round(100 * 2 / 3, 2)
+    return out + result['diagnostics']
+
+
+def responses(tmp: Path, records) -> Path:
+    return lines(tmp / 'responses.jsonl', records)
+
+
+def num_choice_true_is_refused(tmp: Path) -> str:
+    path = responses(tmp, [{'prediction': 'A1', 'answer': 'A1', 'num_choice': True}])
+    return lveval('score-adaleval', '--task', 'bestanswer', path)
+
+
+def impossible_gold_designation_is_refused(tmp: Path) -> str:
+    path = responses(tmp, [{'prediction': 'A1', 'answer': 'A5', 'num_choice': 3}])
+    out = lveval('score-adaleval', '--task', 'bestanswer', path)
+    path = responses(tmp, [{'prediction': 'A1', 'answer': 'B2', 'num_choice': 3}])
+    return out + lveval('score-adaleval', '--task', 'bestanswer', path)
+
+
+def huge_num_choice_is_refused_at_once(tmp: Path) -> str:
+    path = responses(tmp, [{'prediction': 'A7', 'answer': 'A7', 'num_choice': 1_000_000_000}])
+    start = time.perf_counter()
+    out = lveval('score-adaleval', '--task', 'bestanswer', '--extraction', 'official', path)
+    assert time.perf_counter() - start < 1
+    return out
+
+
+def truncated_stackselect_is_refused(tmp: Path) -> str:
+    records = json.loads((SHARED / 'data' / 'adaleval' / 'stackselect_1k.json').read_text('utf-8'))
+    (tmp / 'stackselect_1k.json').write_text(json.dumps(records[:500]), 'utf-8')
+    from opencompass_lveval.adaleval.data import load_task
+
+    try:
+        load_task('bestanswer', '1k', str(tmp))
+    except ValueError as exc:
+        return str(exc) + '\n' + lveval('data', 'check', tmp)
+    raise AssertionError('a truncated file loaded')
+
+
+def tsort_record(**changes) -> dict:
+    return {'book_id': 1, 'para_offset': [0, 1, 2, 3], 'answer': [2, 1, 4, 3], **changes}
+
+
+def tsort_three_parts_is_refused(tmp: Path) -> str:
+    record = tsort_record(before='b', after='a', parts=['p1', 'p2', 'p3'])
+    (tmp / 'textsort_2k.json').write_text(json.dumps([record]), 'utf-8')
+    return lveval('data', 'check', tmp)
+
+
+def tsort_parts_of_wrong_types_are_refused(tmp: Path) -> str:
+    record = tsort_record(before='b', after='a', parts=[1, None, {}, []])
+    (tmp / 'textsort_2k.json').write_text(json.dumps([record]), 'utf-8')
+    return lveval('data', 'check', tmp)
+
+
+def tsort_empty_prompt_without_parts_is_refused(tmp: Path) -> str:
+    (tmp / 'textsort_2k.json').write_text(json.dumps([tsort_record(prompt='')]), 'utf-8')
+    return lveval('data', 'check', tmp)
+
+
+def invalid_utf8_in_a_field_is_named(tmp: Path) -> str:
+    path = lines(tmp / 'cmrc_mixup_16k.jsonl', [lveval_record(0)])
+    with open(path, 'ab') as stream:
+        stream.write(b'{"input": "q\xff\xfe", "context": "c", "answers": ["a"]}\n')
+    from opencompass_lveval.lveval.dataset import LVEvalDataset
+
+    try:
+        LVEvalDataset.load(name='cmrc_mixup_16k', path=str(tmp))
+    except ValueError as exc:
+        return str(exc) + '\n' + lveval('data', 'check', tmp)
+    raise AssertionError('invalid UTF-8 loaded')
+
+
+def record_larger_than_arrows_block_loads(tmp: Path) -> str:
+    big = lveval_record(1, context='word ' * 2_400_000)  # 12 MB, three times Arrow's block
+    lines(tmp / 'factrecall_en_1000k.jsonl', [lveval_record(0), big, lveval_record(2)])
+    from opencompass_lveval.lveval.dataset import LVEvalDataset
+
+    table = LVEvalDataset.load(name='factrecall_en_1000k', path=str(tmp))
+    assert len(table[1]['context']) == len(big['context'])
+    return f'loaded {table.num_rows} records\n' + lveval('data', 'check', tmp)
+
+
+def zip_with_crc_error_is_named(tmp: Path) -> str:
+    archive = tmp / 'cmrc_mixup.zip'
+    with zipfile.ZipFile(archive, 'w', zipfile.ZIP_STORED) as zipped:
+        zipped.writestr(
+            'cmrc_mixup/cmrc_mixup_16k.jsonl',
+            json.dumps(lveval_record(0, context='c' * 200)) + '\n',
+        )
+    raw = bytearray(archive.read_bytes())
+    raw[raw.find(b'cccc')] = ord('d')
+    archive.write_bytes(bytes(raw))
+    from opencompass_lveval.lveval.dataset import LVEvalDataset
+
+    try:
+        LVEvalDataset.load(name='cmrc_mixup_16k', path=str(tmp))
+    except ValueError as exc:
+        return str(exc) + '\n' + lveval('data', 'check', tmp)
+    raise AssertionError('a damaged zip loaded')
+
+
+def gbk_prediction_file_is_named(tmp: Path) -> str:
+    text = json.dumps({'pred': '北京', 'answers': ['北京']}, ensure_ascii=False) + '\n'
+    (tmp / 'cmrc_mixup_16k.jsonl').write_bytes(text.encode('gbk'))
+    return lveval('score', tmp)
+
+
+def eight_million_digit_tsort_prediction_is_scored(tmp: Path) -> str:
+    path = responses(
+        tmp,
+        [
+            {'prediction': '1' * 8_000_000, 'answer': [1, 2, 3, 4]},
+            {'prediction': 'Answer: [1, 2, 3, 4]', 'answer': [1, 2, 3, 4]},
+        ],
+    )
+    out = lveval('score-adaleval', '--task', 'tsort', path)
+    out += lveval('score-adaleval', '--task', 'tsort', '--extraction', 'official', path)
+    return out
+
+
+CASES = {
+    'stale-prediction-copy': stale_copy_is_ignored_and_named,
+    'non-string-predictions': non_string_predictions_are_counted,
+    'num-choice-true': num_choice_true_is_refused,
+    'impossible-gold-answer': impossible_gold_designation_is_refused,
+    'huge-num-choice': huge_num_choice_is_refused_at_once,
+    'truncated-adaleval-file': truncated_stackselect_is_refused,
+    'tsort-three-parts': tsort_three_parts_is_refused,
+    'tsort-parts-wrong-types': tsort_parts_of_wrong_types_are_refused,
+    'tsort-empty-prompt': tsort_empty_prompt_without_parts_is_refused,
+    'invalid-utf8-in-data': invalid_utf8_in_a_field_is_named,
+    'record-over-4mb': record_larger_than_arrows_block_loads,
+    'zip-crc-error': zip_with_crc_error_is_named,
+    'gbk-prediction-file': gbk_prediction_file_is_named,
+    'eight-million-digits': eight_million_digit_tsort_prediction_is_scored,
+}
+
+
+def readme_rows() -> dict[str, list[str]]:
+    """case -> the texts its README row quotes in backticks (third column)."""
+    text = README.read_text('utf-8')
+    table = text.split('<!-- reliability:start -->')[1].split('<!-- reliability:end -->')[0]
+    rows = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip('|').split('|')]
+        if len(cells) == 3 and cells[0].startswith('`') and cells[0] != '---':
+            rows[cells[0].strip('`')] = re.findall(r'`([^`]+)`', cells[2])
+    return rows
+
+
+def test_readme_table_lists_exactly_the_cases():
+    rows = readme_rows()
+    assert sorted(rows) == sorted(CASES)
+    assert all(rows.values()), [case for case, quoted in rows.items() if not quoted]
+
+
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_case_gives_what_the_readme_says(case, tmp_path):
+    if not SHARED.is_dir() and case == 'truncated-adaleval-file':
+        pytest.skip(f'{SHARED} is absent: the real stackselect_1k.json lives there')
+    outcome = CASES[case](tmp_path)
+    for quoted in readme_rows()[case]:
+        assert quoted in outcome, f'{case}: {quoted!r} not in {outcome[-1500:]!r}'

@@ -5,7 +5,9 @@
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
 from opencompass.runners import LocalRunner
-from opencompass.tasks import OpenICLEvalTask, OpenICLInferTask
+from opencompass.tasks import OpenICLEvalTask
+
+from opencompass_lveval.runner.infer_task import LongContextInferTask
 
 with read_base():
     from .datasets.adaleval.adaleval_gen import adaleval_datasets
@@ -14,17 +16,13 @@ with read_base():
     from .summarizers.lveval import summarizer as lveval_summarizer
 
 _entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval_summary_abbrs'])
-datasets = lveval_datasets + [
-    d
-    for d in adaleval_datasets
-    if d['abbr']
-    in {
-        'AdaLEval_bestanswer_1k',
-        'AdaLEval_bestanswer_2k',
-        'AdaLEval_tsort_2k',
-        'AdaLEval_tsort_4k',
-    }
-]
+_demo = (
+    'AdaLEval_bestanswer_1k',
+    'AdaLEval_bestanswer_2k',
+    'AdaLEval_tsort_2k',
+    'AdaLEval_tsort_4k',
+)
+datasets = lveval_datasets + [d for d in adaleval_datasets if d['abbr'] in _demo]
 for _dataset in datasets:
     _dataset['path'] = 'data/demo'  # written by `lveval data synth data/demo`
     if 'setting' in _dataset:  # Ada-LEval: 10 synthetic records where the papers use 1000
@@ -44,10 +42,10 @@ summarizer = dict(
 work_dir = 'outputs/demo'
 infer = dict(
     partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
-    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLInferTask)),
+    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=LongContextInferTask)),
 )
 eval = dict(
     partitioner=dict(type=NaivePartitioner, n=len(datasets)),
     runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
 )
-del _entries, _dataset
+del _entries, _dataset, _demo

@@ -5,7 +5,9 @@
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
 from opencompass.runners import SlurmRunner
-from opencompass.tasks import OpenICLEvalTask, OpenICLInferTask
+from opencompass.tasks import OpenICLEvalTask
+
+from opencompass_lveval.runner.infer_task import LongContextInferTask
 
 with read_base():
     from .datasets.lveval.lveval_gen import lveval_datasets
@@ -22,7 +24,7 @@ infer = dict(
         partition='gpu',
         max_num_workers=32,
         retry=2,
-        task=dict(type=OpenICLInferTask),
+        task=dict(type=LongContextInferTask),
     ),
 )
 eval = dict(

@@ -25,6 +25,7 @@ _CLASSES = {
     'LongContextVLLM': 'models.vllm',
     'ExtractiveBaseline': 'models.baselines',
     'RandomGuessBaseline': 'models.baselines',
+    'LongContextInferTask': 'runner.infer_task',
     'LongContextSummarizer': 'report.summarizer',
 }
 __all__ = sorted(_CLASSES) + ['__version__']

@@ -154,6 +154,18 @@ def _dry_run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def _inputs(args: argparse.Namespace) -> int:
+    from .model_inputs import write_inputs
+
+    lines = write_inputs(args.config, args.out, args.models, args.datasets, args.limit)
+    print('\n'.join(lines))
+    return 0
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(',') if name.strip()]
+
+
 def _add_build_parsers(commands) -> None:
     build = commands.add_parser('build', help='build benchmark data (seeded, official formats)')
     kinds = build.add_subparsers(dest='kind', required=True)
@@ -209,8 +221,9 @@ def _add_build_parsers(commands) -> None:
     tsort.add_argument('--count', type=int, default=1000)
     tsort.add_argument(
         '--tokenizer',
-        default='auto',
-        help='auto, cl100k_base, words, or a tokenizer.json / its folder',
+        default='cl100k_base',
+        help="cl100k_base (the paper's, default), words (an estimate), or a tokenizer.json / its "
+        'folder',
     )
     common(tsort, levels=False)
     bestanswer = kinds.add_parser('bestanswer', help='Ada-LEval BestAnswer at another budget')
@@ -218,7 +231,7 @@ def _add_build_parsers(commands) -> None:
         '--source', required=True, help='an official-format stackselect file: the questions'
     )
     bestanswer.add_argument('--setting', required=True, help='token budget, e.g. 4k or 256k')
-    bestanswer.add_argument('--tokenizer', default='auto')
+    bestanswer.add_argument('--tokenizer', default='cl100k_base', help='as for tsort')
     common(bestanswer, levels=False)
     build.set_defaults(handler=_build)
 
@@ -297,6 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dry_run.add_argument('config')
     dry_run.set_defaults(handler=_dry_run)
+    inputs = commands.add_parser(
+        'inputs',
+        help='write the exact token ids each model of an OpenCompass config would receive, per '
+        'dataset and record, loading only the tokenizers (no weights, no GPU)',
+    )
+    inputs.add_argument('config')
+    inputs.add_argument('--out', required=True, help='a JSON-lines file to write')
+    inputs.add_argument('--models', type=_names, help='model abbrs, comma-separated')
+    inputs.add_argument('--datasets', type=_names, help='dataset abbrs, comma-separated')
+    inputs.add_argument('--limit', type=int, help='records per dataset (default: all)')
+    inputs.set_defaults(handler=_inputs)
     return parser
 
 

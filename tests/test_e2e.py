@@ -69,7 +69,7 @@ def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):
         type='opencompass_lveval.models.hf.LongContextHF',
         abbr='tiny-llama',
         path=str(model_dir),
-        max_seq_len=256,
+        max_seq_len=512,
         max_out_len=8,
         batch_size=2,
         model_kwargs=dict(device_map='cpu'),
@@ -117,8 +117,8 @@ def test_slurm_dispatch_with_a_stand_in_srun(tmp_path, data_dir, monkeypatch):
     config = derived_config(tmp_path, 'eval_lveval_slurm.py', models=models)
     run_opencompass(config, tmp_path, {'PATH': f'{bin_dir}:{os.environ["PATH"]}'})
     requests = log.read_text().splitlines()
-    infer = [r for r in requests if 'openicl_infer' in r]
-    evaluate = [r for r in requests if 'openicl_eval' in r]
+    infer = [r for r in requests if 'OpenICLInfer[' in r]
+    evaluate = [r for r in requests if 'OpenICLEval[' in r]
     assert infer and all(r.startswith('-p gpu --gres=gpu:1 -N1 -u -J') for r in infer)
     assert evaluate and all(r.startswith('-p cpu -N1 -u -J') for r in evaluate)
     assert sorted(results(tmp_path, 'extractive-bm25')) == sorted(KEEP)
@@ -188,12 +188,14 @@ def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, mon
     ]
     for dataset in chosen:
         dataset['limit'] = 3
-    model_dir = save_tiny_llama(tmp_path / 'tiny_llama')
+    # A window that holds the real BestAnswer 1k prompts whole (about 3,400 ids with the tiny
+    # test vocabulary): their question is protected from the middle cut.
+    model_dir = save_tiny_llama(tmp_path / 'tiny_llama', window=4096)
     model = dict(
         type='opencompass_lveval.models.hf.LongContextHF',
         abbr='tiny-llama',
         path=str(model_dir),
-        max_seq_len=512,
+        max_seq_len=4096,
         max_out_len=8,
         batch_size=4,
         model_kwargs=dict(device_map='cpu'),

@@ -27,11 +27,7 @@ class FakeEngine:
 
     def __init__(self, path, **kwargs):
         self.kwargs = kwargs
-        self.tokenizer = train_tokenizer()
         self.calls = []
-
-    def get_tokenizer(self):
-        return self.tokenizer
 
     def generate(self, prompts, params, use_tqdm=True):
         self.calls.append((prompts, params))
@@ -41,6 +37,14 @@ class FakeEngine:
         ]
 
 
+@pytest.fixture(scope='module')
+def tokenizer_folder(tmp_path_factory):
+    """A model folder holding only a tokenizer: all the wrappers read before the weights."""
+    folder = tmp_path_factory.mktemp('tokenizer')
+    train_tokenizer().save_pretrained(folder)
+    return str(folder)
+
+
 @pytest.fixture
 def fake_vllm(monkeypatch):
     monkeypatch.setattr(
@@ -48,17 +52,19 @@ def fake_vllm(monkeypatch):
     )
 
 
-def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm):
-    model = LongContextVLLM(path='fake', max_seq_len=300, model_kwargs={'tensor_parallel_size': 4})
+def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm, tokenizer_folder):
+    model = LongContextVLLM(
+        path=tokenizer_folder, max_seq_len=600, model_kwargs={'tensor_parallel_size': 4}
+    )
     assert model.engine.kwargs == {
-        'max_model_len': 300,
-        'trust_remote_code': True,
+        'max_model_len': 600,
+        'trust_remote_code': False,  # off unless a config turns it on
         'tensor_parallel_size': 4,
     }
     assert model.generate([LONG_PROMPT, 'Question: short?'], max_out_len=64) == ['the miller'] * 2
     prompts, params = model.engine.calls[0]
     long_ids, short_ids = (p['prompt_token_ids'] for p in prompts)
-    assert len(long_ids) == 300 - 64
+    assert len(long_ids) == 600 - 64
     text = model.tokenizer.decode(long_ids)
     assert text.startswith('<|user|>\nPlease answer the following question')
     assert text.endswith('Question: Who built the mill?\nAnswer:<|end|>\n<|assistant|>\n')
@@ -67,26 +73,73 @@ def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm):
     assert '</s>' in params['stop']
 
 
-def test_vllm_base_model_gets_only_bos(fake_vllm):
-    model = LongContextVLLM(path='fake', max_seq_len=200, chat=False)
+def test_vllm_base_model_gets_only_bos(fake_vllm, tokenizer_folder):
+    model = LongContextVLLM(path=tokenizer_folder, max_seq_len=600, chat=False)
     model.generate([LONG_PROMPT], max_out_len=16)
     ids = model.engine.calls[0][0][0]['prompt_token_ids']
-    assert len(ids) == 200 - 16 and ids[0] == model.tokenizer.bos_token_id
-    assert model.get_token_len(LONG_PROMPT) > 200
+    assert len(ids) == 600 - 16 and ids[0] == model.tokenizer.bos_token_id
+    assert model.get_token_len(LONG_PROMPT) > 600
 
 
-def test_vllm_window_too_small_is_a_clear_error(fake_vllm):
-    model = LongContextVLLM(path='fake', max_seq_len=70)
+def test_vllm_window_too_small_is_a_clear_error(fake_vllm, tokenizer_folder):
+    model = LongContextVLLM(path=tokenizer_folder, max_seq_len=70)
     with pytest.raises(TruncationError, match='raise max_seq_len'):
         model.generate([LONG_PROMPT], max_out_len=64)
 
 
-def test_vllm_missing_gives_install_hint():
+def test_vllm_rope_scaling_becomes_overrides_for_the_installed_version(
+    fake_vllm, tmp_path, monkeypatch, tokenizer_folder
+):
+    import shutil
+
+    shutil.copytree(tokenizer_folder, tmp_path / 'qwen', dirs_exist_ok=True)
+    (tmp_path / 'qwen' / 'config.json').write_text(json.dumps(
+        {'model_type': 'qwen2', 'rope_theta': 1000000.0, 'max_position_embeddings': 32768}))  # fmt: skip
+    monkeypatch.setattr(vllm_module, '_installed_vllm_version', lambda: '0.33.0')
+    monkeypatch.delenv('VLLM_ALLOW_LONG_MAX_MODEL_LEN', raising=False)
+    scaling = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}
+    model = LongContextVLLM(path=str(tmp_path / 'qwen'), max_seq_len=131072, rope_scaling=scaling)
+    assert model.engine.kwargs['hf_overrides'] == {
+        'rope_parameters': {**scaling, 'rope_theta': 1000000.0},
+        'max_position_embeddings': 131072,
+    }
+    import os
+
+    assert os.environ['VLLM_ALLOW_LONG_MAX_MODEL_LEN'] == '1'  # the factor covers the window
+    from opencompass_lveval.models.rope import vllm_overrides
+
+    assert vllm_overrides({'rope_theta': 1e6}, scaling, '0.8.5') == {'rope_scaling': scaling}
+
+
+def test_missing_model_folder_is_named_before_anything_loads(fake_vllm, tmp_path):
+    from opencompass_lveval.errors import ModelConfigError
+
+    for cls in (LongContextVLLM, LongContextHF):
+        with pytest.raises(ModelConfigError, match=r'model folder .*/nope does not exist'):
+            cls(path=str(tmp_path / 'nope'), max_seq_len=1024)
+        with pytest.raises(ModelConfigError, match='model folder ./nope does not exist'):
+            cls(path='./nope', max_seq_len=1024)
+
+
+def test_vllm_signatures_match_the_installed_vllm():
+    """Where vLLM is installed, the calls this wrapper makes exist with these names."""
+    import inspect
+
+    vllm = pytest.importorskip('vllm', reason='vLLM is not installed here (no GPU machine)')
+    generate = inspect.signature(vllm.LLM.generate).parameters
+    assert 'sampling_params' in generate and 'use_tqdm' in generate
+    init = inspect.signature(vllm.LLM.__init__).parameters
+    assert {'tensor_parallel_size', 'trust_remote_code', 'hf_overrides'} <= set(init) or any(
+        p.kind is p.VAR_KEYWORD for p in init.values()
+    )
+
+
+def test_vllm_missing_gives_install_hint(tokenizer_folder):
     try:
         import vllm  # noqa: F401
     except ImportError:
         with pytest.raises(ImportError, match='LongContextVLLM needs vLLM'):
-            LongContextVLLM(path='anything', max_seq_len=1024)
+            LongContextVLLM(path=tokenizer_folder, max_seq_len=1024)
     else:
         pytest.skip('vLLM is installed here; the missing-vLLM message cannot be shown')
 
@@ -97,7 +150,7 @@ def tiny_llama(tmp_path_factory):
 
 
 def test_hf_wrapper_feeds_the_model_exactly_the_budget(tiny_llama):
-    model = LongContextHF(path=str(tiny_llama), max_seq_len=160, model_kwargs={'device_map': 'cpu'})
+    model = LongContextHF(path=str(tiny_llama), max_seq_len=512, model_kwargs={'device_map': 'cpu'})
     seen = []
     generate = model.model.generate
 
@@ -109,7 +162,7 @@ def test_hf_wrapper_feeds_the_model_exactly_the_budget(tiny_llama):
     outputs = model.generate([LONG_PROMPT, 'Question: short?'], max_out_len=8)
     assert len(outputs) == 2 and all(isinstance(o, str) for o in outputs)
     batch = seen[0]
-    assert batch.shape[1] == 160 - 8  # the long prompt fills the budget; the short one is padded
+    assert batch.shape[1] == 512 - 8  # the long prompt fills the budget; the short one is padded
     tokenizer = model.tokenizer
     long_text = tokenizer.decode(batch[0].tolist())
     assert long_text.startswith('<|user|>\nPlease answer the following question')
@@ -146,3 +199,62 @@ def test_random_guess_gives_valid_seeded_answers():
     assert RandomGuessBaseline(seed=2).generate(
         [tsort + 'x' * i for i in range(10)], 0
     ) != model.generate([tsort + 'x' * i for i in range(10)], 0)
+
+
+def test_readme_table_of_paper_models_is_the_zoo():
+    from pathlib import Path
+
+    from opencompass_lveval.models.zoo import markdown_table
+
+    readme = (Path(__file__).resolve().parents[1] / 'README.md').read_text('utf-8')
+    table = readme.split('<!-- paper-models:start -->\n')[1].split('\n<!-- paper-models:end -->')[0]
+    assert table == markdown_table()
+
+
+def test_paper_rows_say_how_each_model_was_fed():
+    from opencompass_lveval.models.formats import FORMATS
+    from opencompass_lveval.models.inputs import official_max_length
+    from opencompass_lveval.models.zoo import PAPER_MODELS, hf_entries, vllm_entries
+
+    rows = {m.abbr: m for m in PAPER_MODELS}
+    for model in PAPER_MODELS:
+        assert model.conversation is None or model.conversation in FORMATS
+        if model.inputs == 'official':  # REFERENCE.md: the window less 500, decimal thousands
+            assert model.max_length == official_max_length(model.window)
+    assert (rows['llama2-7b-chat-4k'].max_length, rows['qwen-7b-chat-8k'].max_length) == (
+        3500,
+        7500,
+    )
+    assert rows['chatglm3-6b-32k'].conversation == 'chatglm3'
+    assert rows['llama3-8b-instruct-8k'].conversation == 'bare'
+    assert {m.abbr for m in PAPER_MODELS if m.inputs == 'exact'} >= {
+        'glm-4-9b-chat-128k', 'qwen2.5-72b-instruct-128k', 'llama-3.1-70b-instruct-128k',
+        'llama3-8b-instruct-1m', 'vicuna-13b-v1.5-16k', 'internlm2-chat-7b'}  # fmt: skip
+    vllm = {e['abbr'] for e in vllm_entries()}
+    assert 'qwen-7b-chat-8k-vllm' not in vllm and 'bluelm-7b-chat-32k-vllm' not in vllm
+    assert len(hf_entries()) == len(PAPER_MODELS)
+    assert all(
+        e['trust_remote_code'] is rows[e['abbr'][:-3]].trust_remote_code for e in hf_entries()
+    )
+
+
+def test_rope_scaling_keeps_rope_theta_in_the_installed_transformers(tmp_path):
+    import transformers
+    from transformers import AutoConfig
+
+    from opencompass_lveval.models.rope import apply_to_hf_config
+
+    (tmp_path / 'config.json').write_text(json.dumps({
+        'model_type': 'qwen2', 'rope_theta': 1000000.0, 'max_position_embeddings': 32768,
+        'hidden_size': 64, 'num_attention_heads': 4, 'num_hidden_layers': 1,
+        'intermediate_size': 128, 'vocab_size': 100}))  # fmt: skip
+    config = AutoConfig.from_pretrained(tmp_path)
+    scaling = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}
+    apply_to_hf_config(config, scaling, transformers.__version__)
+    assert config.max_position_embeddings == 131072
+    if int(transformers.__version__.split('.')[0]) >= 5:
+        assert config.rope_parameters['rope_theta'] == 1000000.0
+        assert config.rope_parameters['rope_type'] == 'yarn'
+        assert config.rope_parameters['factor'] == 4.0
+    else:
+        assert config.rope_theta == 1000000.0 and config.rope_scaling['rope_type'] == 'yarn'

@@ -202,6 +202,56 @@ def eight_million_digit_tsort_prediction_is_scored(tmp: Path) -> str:
     return out
 
 
+def tokenizer_only_folder(tmp: Path, chat_template: bool = True) -> Path:
+    """A model folder with a tokenizer and no weights: nothing can load weights from it."""
+    from opencompass_lveval.testing import train_tokenizer
+
+    tokenizer = train_tokenizer()
+    if not chat_template:
+        tokenizer.chat_template = None
+    tokenizer.save_pretrained(tmp / 'model')
+    return tmp / 'model'
+
+
+def missing_model_folder_is_named(tmp: Path) -> str:
+    from opencompass_lveval.models.hf import LongContextHF
+
+    try:
+        LongContextHF(path='./no/such/model', max_seq_len=4096)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError('a missing model folder was accepted')
+
+
+def window_too_small_fails_before_weights(tmp: Path) -> str:
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    model = dict(type='opencompass_lveval.models.hf.LongContextHF', abbr='tiny',
+                 path=str(tokenizer_only_folder(tmp)), max_seq_len=70)  # fmt: skip
+    dataset = dict(abbr='LVEval_cmrc_mixup_16k', infer_cfg=dict(inferencer=dict(max_out_len=64)))
+    try:
+        check_before_weights(model, [dataset])
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError('a window too small for the answer passed')
+
+
+def tokenizer_without_chat_template_is_named(tmp: Path) -> str:
+    from opencompass_lveval.models.base import LongContextModel
+
+    try:
+        LongContextModel.input_builder(str(tokenizer_only_folder(tmp, False)), 4096)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError('a tokenizer without a chat template was used as a chat model')
+
+
+def remote_code_is_off_by_default(tmp: Path) -> str:
+    from opencompass_lveval.models.vllm import engine_kwargs
+
+    return repr(engine_kwargs(str(tmp), 4096, {}, None, False, '0.33.0'))
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -217,6 +267,10 @@ CASES = {
     'zip-crc-error': zip_with_crc_error_is_named,
     'gbk-prediction-file': gbk_prediction_file_is_named,
     'eight-million-digits': eight_million_digit_tsort_prediction_is_scored,
+    'missing-model-folder': missing_model_folder_is_named,
+    'window-too-small': window_too_small_fails_before_weights,
+    'no-chat-template': tokenizer_without_chat_template_is_named,
+    'remote-code-default': remote_code_is_off_by_default,
 }
 
 

@@ -1,9 +1,11 @@
 """Middle truncation on token ids, with a real byte-level tokenizer trained here."""
 
 import pytest
+from opencompass.utils.prompt import PromptList
 
+from opencompass_lveval.models.inputs import InputBuilder
 from opencompass_lveval.testing import train_tokenizer
-from opencompass_lveval.truncation import PromptFrame, TruncationError, fit_prompt, middle_truncate
+from opencompass_lveval.truncation import TruncationError, middle_truncate
 
 BROKEN = '\ufffd'
 
@@ -56,47 +58,52 @@ def test_cut_inside_a_character_moves_to_its_edge(tokenizer):
     assert len(plain) == 9
 
 
-def test_chat_frame_wraps_the_prompt_in_the_templates_own_ids(tokenizer):
-    frame = PromptFrame.for_chat(tokenizer)
-    assert tokenizer.decode(frame.prefix) == '<|user|>\n'
-    assert tokenizer.decode(frame.suffix) == '<|end|>\n<|assistant|>\n'
-    history = [{'role': 'system', 'content': 'Be brief.'}]
-    assert (
-        tokenizer.decode(PromptFrame.for_chat(tokenizer, history).prefix)
-        == '<|system|>\nBe brief.<|end|>\n<|user|>\n'
+def full_encoding(tokenizer, prompt: str) -> list[int]:
+    return tokenizer.apply_chat_template(
+        [{'role': 'user', 'content': prompt}], add_generation_prompt=True, tokenize=True,
+        return_dict=False,
+    )  # fmt: skip
+
+
+def test_exact_ids_are_the_chat_templates_own(tokenizer):
+    builder = InputBuilder(tokenizer, window=4096)
+    item = builder.build('Question: who?', max_out_len=64)
+    assert item.ids == full_encoding(tokenizer, 'Question: who?') and not item.truncated
+    assert tokenizer.decode(item.ids) == '<|user|>\nQuestion: who?<|end|>\n<|assistant|>\n'
+    rounds = PromptList([{'role': 'SYSTEM', 'prompt': 'Be brief.'},
+                         {'role': 'HUMAN', 'prompt': 'Question: who?'}])  # fmt: skip
+    assert tokenizer.decode(builder.build(rounds, 64).ids) == (
+        '<|system|>\nBe brief.<|end|>\n<|user|>\nQuestion: who?<|end|>\n<|assistant|>\n'
     )
 
 
-def test_base_frame_is_the_tokenizers_special_tokens(tokenizer):
-    frame = PromptFrame.for_base(tokenizer)
-    assert frame.prefix == [tokenizer.bos_token_id] and frame.suffix == []
+def test_base_framing_is_the_tokenizers_special_tokens(tokenizer):
+    item = InputBuilder(tokenizer, window=4096, chat=False).build('Question: who?', 64)
+    assert item.ids == tokenizer.encode('Question: who?', add_special_tokens=True)
+    assert item.ids[0] == tokenizer.bos_token_id and item.prompt_span == (1, len(item.ids))
 
 
-def test_fit_prompt_fills_the_window_exactly_and_keeps_head_and_tail(tokenizer):
+def test_cut_fills_the_window_exactly_and_keeps_head_and_tail(tokenizer):
     prompt = 'Read this. ' + 'the river flows north past the mill. ' * 200 + 'Question: who?'
-    ids = tokenizer.encode(prompt, add_special_tokens=False)
-    frame = PromptFrame.for_chat(tokenizer)
+    full = full_encoding(tokenizer, prompt)
     window, max_out_len = 301, 16
-    fitted = fit_prompt(tokenizer, prompt, frame, window, max_out_len)
-    budget = window - max_out_len - len(frame)
-    assert len(fitted) == window - max_out_len
-    body = fitted[len(frame.prefix) : len(fitted) - len(frame.suffix)]
-    assert body[: budget - budget // 2] == ids[: budget - budget // 2]
-    assert body[budget - budget // 2 :] == ids[-(budget // 2) :]
-    assert tokenizer.decode(body).startswith('Read this.')
-    assert tokenizer.decode(body).endswith('Question: who?')
-
-
-def test_fit_prompt_leaves_short_prompts_alone(tokenizer):
-    frame = PromptFrame.for_chat(tokenizer)
-    fitted = fit_prompt(tokenizer, 'Question: who?', frame, 4096, 64)
-    assert tokenizer.decode(fitted) == '<|user|>\nQuestion: who?<|end|>\n<|assistant|>\n'
+    item = InputBuilder(tokenizer, window=window).build(prompt, max_out_len)
+    assert item.truncated and len(item.ids) == window - max_out_len == item.budget
+    start, end = item.prompt_span
+    kept = end - start
+    head, tail = kept - kept // 2, kept // 2
+    assert item.ids[: start + head] == full[: start + head]  # the full encoding, cut in the middle
+    assert item.ids[start + head :] == full[len(full) - tail - (len(item.ids) - end) :]
+    text = tokenizer.decode(item.ids)
+    assert text.startswith('<|user|>\nRead this.')
+    assert text.endswith('Question: who?<|end|>\n<|assistant|>\n')
 
 
 def test_window_too_small_for_answer_and_template_is_a_clear_error(tokenizer):
-    frame = PromptFrame.for_chat(tokenizer)
+    builder = InputBuilder(tokenizer, window=70)
     with pytest.raises(TruncationError, match='raise max_seq_len or lower max_out_len'):
-        fit_prompt(tokenizer, 'hello', frame, 64 + len(frame), 64)
+        builder.check(64)
+    builder.check(16)
 
 
 def test_256k_prompts_fit_a_32k_window_exactly(shared):
@@ -107,14 +114,16 @@ def test_256k_prompts_fit_a_32k_window_exactly(shared):
     english = ' '.join(read_book(shared / 'corpora' / 'en' / 'war_and_peace.txt').split()[:256_000])
     chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:256_000]
     tokenizer = train_tokenizer([english[:500_000], chinese[:100_000]], vocab_size=4000)
-    frame = PromptFrame.for_chat(tokenizer)
     window, max_out_len = 32 * 1024, 64
-    budget = window - max_out_len - len(frame)
+    builder = InputBuilder(tokenizer, window=window)
     for task, context in (('factrecall_en', english), ('factrecall_zh', chinese)):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
-        ids = tokenizer.encode(prompt, add_special_tokens=False)
-        fitted = fit_prompt(tokenizer, prompt, frame, window, max_out_len)
-        body = fitted[len(frame.prefix) : len(fitted) - len(frame.suffix)]
+        full = full_encoding(tokenizer, prompt)
+        item = builder.build(prompt, max_out_len)
+        start, end = item.prompt_span
+        ids = full[start : len(full) - (len(item.ids) - end)]  # the prompt's own ids, uncut
+        body = item.ids[start:end]
+        budget = window - max_out_len - (len(item.ids) - len(body))
         head, tail = budget - budget // 2, budget // 2
         assert len(ids) > 5 * budget
         # Every kept id is the original's, in place; at most a split character's pieces
@@ -125,5 +134,5 @@ def test_256k_prompts_fit_a_32k_window_exactly(shared):
         assert head - 3 <= kept_head <= head and tail - 3 <= kept_tail <= tail
         assert BROKEN not in tokenizer.decode(body)
         if task == 'factrecall_en':  # no multi-byte characters: the budget is filled exactly
-            assert len(fitted) == window - max_out_len
+            assert len(item.ids) == window - max_out_len
             assert body[:head] == ids[:head] and body[head:] == ids[-tail:]

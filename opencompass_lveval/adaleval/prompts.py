@@ -70,6 +70,23 @@ def tsort_prompt(before: str, parts: list[str], after: str) -> str:
     return f'{TSORT_INSTRUCTION}Before: {before}\n\n\n{body}After: {after}\n\n\n'
 
 
+def bestanswer_protected_chars(prompt: str) -> Optional[tuple[int, int]]:
+    """Characters a middle cut must keep in a BestAnswer prompt: the instructions at the start
+    and the end prompt (how to answer); None for other prompts. The question and the candidates
+    are the long part that a small window cuts."""
+    if not prompt.startswith(BESTANSWER_META_PROMPT):
+        return None
+    marker = BESTANSWER_END_PROMPT.strip()
+    at = prompt.rfind(marker)
+    tail = len(prompt) - at if at >= 0 and not prompt[at + len(marker) :].strip() else 0
+    return len(BESTANSWER_META_PROMPT), tail
+
+
+def tsort_protected_chars(prompt: str) -> Optional[tuple[int, int]]:
+    """The instruction at the start of a TSort prompt; None for other prompts."""
+    return (len(TSORT_INSTRUCTION), 0) if prompt.startswith(TSORT_INSTRUCTION) else None
+
+
 _DESIGNATION_LINE = re.compile(r'(?m)^A(\d+):')
 
 

@@ -1,32 +1,58 @@
-"""Hugging Face transformers wrapper with LV-Eval's middle truncation (chat and base models)."""
+"""Hugging Face transformers wrapper: the inputs of ``inputs.py`` (chat and base models)."""
 
 from __future__ import annotations
 
 from typing import Optional
 
-from opencompass.models.huggingface_above_v4_33 import (
-    HuggingFacewithChatTemplate,
-    _get_stopping_criteria,
-)
+from opencompass.models.huggingface_above_v4_33 import _get_stopping_criteria
 from opencompass.registry import MODELS
 
-from .prompt_fitting import PromptFitting
+from .base import LongContextModel
 
 
 @MODELS.register_module()
-class LongContextHF(PromptFitting, HuggingFacewithChatTemplate):
-    """OpenCompass's HF chat wrapper, but the prompt is cut in the middle on token ids to fit
-    ``max_seq_len - max_out_len - template`` (OpenCompass truncates from the left first).
+class LongContextHF(LongContextModel):
+    """transformers ``generate`` on the ids of ``InputBuilder`` (exact or official inputs).
 
+    ``model_kwargs`` go to ``from_pretrained`` (default ``device_map='auto'`` and the checkpoint's
+    dtype); ``rope_scaling`` (``rope_type``, ``factor``, ``original_max_position_embeddings``) is
+    set on the model's config in the form the installed transformers reads, ``rope_theta`` kept.
     ``chat=False`` serves base models: the prompt gets only the tokenizer's special tokens.
     """
 
     def __init__(
-        self, path: str, chat: bool = True, chat_template_kwargs: Optional[dict] = None, **kwargs
+        self,
+        path: str,
+        max_seq_len: int,
+        model_kwargs: Optional[dict] = None,
+        rope_scaling: Optional[dict] = None,
+        pad_token_id: Optional[int] = None,
+        **kwargs,
     ) -> None:
-        super().__init__(path=path, **kwargs)
-        self.chat = chat
-        self.chat_template_kwargs = chat_template_kwargs or {}
+        super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
+        self.model = self._load_weights(path, model_kwargs or {}, rope_scaling)
+        if pad_token_id is not None:
+            self.pad_token_id = pad_token_id
+        elif self.tokenizer.pad_token_id is not None:
+            self.pad_token_id = self.tokenizer.pad_token_id
+        else:
+            self.pad_token_id = self.tokenizer.eos_token_id
+
+    def _load_weights(self, path: str, model_kwargs: dict, rope_scaling: Optional[dict]):
+        import transformers
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        from .rope import apply_to_hf_config
+
+        config = AutoConfig.from_pretrained(path, trust_remote_code=self.trust_remote_code)
+        if rope_scaling:
+            apply_to_hf_config(config, rope_scaling, transformers.__version__)
+        dtype_key = 'dtype' if int(transformers.__version__.split('.')[0]) >= 5 else 'torch_dtype'
+        kwargs = {'device_map': 'auto', dtype_key: 'auto', **model_kwargs}
+        model = AutoModelForCausalLM.from_pretrained(
+            path, config=config, trust_remote_code=self.trust_remote_code, **kwargs
+        )
+        return model.eval()
 
     def generate(
         self,
@@ -38,12 +64,13 @@ class LongContextHF(PromptFitting, HuggingFacewithChatTemplate):
     ) -> list[str]:
         import torch
 
-        batch = [self.fitted_ids(prompt, max_out_len) for prompt in inputs]
+        batch = [self.input_ids(prompt, max_out_len).ids for prompt in inputs]
         width = max(map(len, batch))
-        pad = self.tokenizer.pad_token_id
+        pad = self.pad_token_id
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in batch])
         attention_mask = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch])
         generation_kwargs = {
+            'do_sample': False,
             **self.generation_kwargs,
             **kwargs,
             'max_new_tokens': max_out_len,
@@ -69,14 +96,16 @@ class LongContextHF(PromptFitting, HuggingFacewithChatTemplate):
 
     def get_ppl(self, inputs: list, mask_length: Optional[list[int]] = None):
         """Mean token negative log-likelihood of each text (OpenCompass's perplexity scoring),
-        on the middle-truncated ids; with ``mask_length``, only the tokens after that many count.
-        Texts are scored one by one: long contexts leave no room for batching."""
+        on the text with the tokenizer's special tokens, cut in the middle to the window; with
+        ``mask_length``, only the tokens after that many count. One text at a time: long contexts
+        leave no room for batching."""
         import numpy as np
         import torch
 
+        plain = self.base_builder()
         losses = []
         for number, prompt in enumerate(inputs):
-            ids = self.fitted_ids(prompt, max_out_len=0, chat=False)
+            ids = plain.build(prompt, max_out_len=0).ids
             input_ids = torch.tensor([ids], device=self.model.device)
             with torch.no_grad():
                 logits = self.model(input_ids=input_ids).logits[0, :-1].float()
@@ -87,3 +116,11 @@ class LongContextHF(PromptFitting, HuggingFacewithChatTemplate):
                 token_losses = token_losses[max(0, mask_length[number] - 1) :]
             losses.append(float(token_losses.mean()))
         return np.array(losses)
+
+    def base_builder(self):
+        """The exact-mode builder of plain text (no chat framing), for perplexity scoring."""
+        from .inputs import InputBuilder
+
+        if not hasattr(self, '_base_builder'):
+            self._base_builder = InputBuilder(self.tokenizer, self.max_seq_len, chat=False)
+        return self._base_builder

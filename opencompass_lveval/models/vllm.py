@@ -1,13 +1,19 @@
-"""vLLM wrapper with LV-Eval's middle truncation; vLLM itself is imported only to load a model."""
+"""vLLM wrapper: the inputs of ``inputs.py`` sent as token ids; vLLM is imported only to load."""
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any, Optional
 
-from opencompass.models.base import BaseModel
 from opencompass.registry import MODELS
 
-from .prompt_fitting import PromptFitting
+from .base import LongContextModel
+
+# The vLLM releases this wrapper's calls were checked against (dict prompts with
+# ``prompt_token_ids`` and ``hf_overrides``); the `vllm` extra of the package declares the same.
+VLLM_RANGE = ('0.6.4', '0.33.0')
 
 
 def load_engine(path: str, model_kwargs: dict) -> tuple[Any, Any]:
@@ -22,53 +28,60 @@ def load_engine(path: str, model_kwargs: dict) -> tuple[Any, Any]:
     return LLM(path, **model_kwargs), SamplingParams
 
 
+def engine_kwargs(
+    path: str,
+    window: int,
+    model_kwargs: dict,
+    rope_scaling: Optional[dict],
+    trust_remote_code: bool,
+    vllm_version: str,
+) -> dict:
+    """``LLM(...)`` keyword arguments: the window as ``max_model_len``, and a RoPE scaling as
+    ``hf_overrides`` in the form this vLLM reads (see ``rope.py``)."""
+    from .rope import vllm_overrides
+
+    kwargs = {'max_model_len': window, 'trust_remote_code': trust_remote_code, **model_kwargs}
+    if rope_scaling:
+        config_file = Path(os.path.expanduser(path)) / 'config.json'
+        config = json.loads(config_file.read_text()) if config_file.is_file() else {}
+        kwargs['hf_overrides'] = vllm_overrides(config, rope_scaling, vllm_version)
+    return kwargs
+
+
 @MODELS.register_module()
-class LongContextVLLM(PromptFitting, BaseModel):
-    """vLLM, greedy, with prompts middle-truncated on token ids to fit the window.
+class LongContextVLLM(LongContextModel):
+    """vLLM, greedy, on the ids of ``InputBuilder`` (exact or official inputs).
 
-    OpenCompass's vLLM chat wrapper sends over-long prompts as they are and vLLM rejects them;
-    here every prompt is cut to ``max_seq_len - max_out_len - chat template`` tokens and sent as
-    token ids, so vLLM never re-tokenizes. ``max_seq_len`` also becomes vLLM's ``max_model_len``
-    unless ``model_kwargs`` sets it.
+    ``max_seq_len`` becomes vLLM's ``max_model_len`` unless ``model_kwargs`` sets it;
+    ``rope_scaling`` becomes ``hf_overrides`` for the installed vLLM, and where it covers the
+    window, ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` lets vLLM accept a window beyond the released
+    config's. OpenCompass's vLLM wrapper sends over-long prompts as they are, and vLLM rejects them.
     """
-
-    is_api = False
 
     def __init__(
         self,
         path: str,
         max_seq_len: int,
         model_kwargs: Optional[dict] = None,
-        generation_kwargs: Optional[dict] = None,
-        meta_template: Optional[dict] = None,
-        chat: bool = True,
-        chat_template_kwargs: Optional[dict] = None,
-        stop_words: Optional[list[str]] = None,
+        rope_scaling: Optional[dict] = None,
         **kwargs,
     ) -> None:
-        super().__init__(
-            path=path,
-            max_seq_len=max_seq_len,
-            meta_template=meta_template,
-            generation_kwargs=generation_kwargs or {},
-            **kwargs,
-        )
-        self.chat = chat
-        self.chat_template_kwargs = chat_template_kwargs or {}
-        model_kwargs = {
-            'max_model_len': max_seq_len,
-            'trust_remote_code': True,
-            **(model_kwargs or {}),
-        }
-        self.engine, self._sampling_params = load_engine(path, model_kwargs)
-        self.tokenizer = self.engine.get_tokenizer()
-        eos = getattr(self.tokenizer, 'eos_token', None)
-        self.stop_words = sorted(set((stop_words or []) + ([eos] if eos else [])))
+        super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
+        settings = engine_kwargs(
+            path, max_seq_len, model_kwargs or {}, rope_scaling, self.trust_remote_code,
+            _installed_vllm_version(),
+        )  # fmt: skip
+        if rope_scaling:
+            from .rope import scaled_window
+
+            if max_seq_len <= scaled_window(rope_scaling):
+                os.environ['VLLM_ALLOW_LONG_MAX_MODEL_LEN'] = '1'
+        self.engine, self._sampling_params = load_engine(path, settings)
 
     def generate(
         self, inputs: list, max_out_len: int, stopping_criteria: list[str] = [], **kwargs
     ) -> list[str]:
-        prompts = [{'prompt_token_ids': self.fitted_ids(prompt, max_out_len)} for prompt in inputs]
+        prompts = [{'prompt_token_ids': self.input_ids(p, max_out_len).ids} for p in inputs]
         sampling = {
             'temperature': 0,
             'max_tokens': max_out_len,
@@ -78,3 +91,12 @@ class LongContextVLLM(PromptFitting, BaseModel):
         }
         outputs = self.engine.generate(prompts, self._sampling_params(**sampling), use_tqdm=False)
         return [output.outputs[0].text for output in outputs]
+
+
+def _installed_vllm_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version('vllm')
+    except PackageNotFoundError:
+        return VLLM_RANGE[1]  # load_engine says how to install it

@@ -1,15 +1,21 @@
-"""The open-weight models of the LV-Eval and Ada-LEval papers: one row each.
+"""The open-weight models of the LV-Eval and Ada-LEval papers, one row each, saying how each was
+fed: its conversation format, its official ``max_length``, and the input mode its configs use.
 
-``window`` is the context each model claims (tokens); prompts are middle-truncated to it.
-``gpus`` sizes tensor parallelism (vLLM) or device placement (HF): 70B-class models need 4 GPUs of
-80 GB for weights plus a 128k KV cache. ``rope_scaling`` is set where the released config does not
-reach the claimed window by itself.
+Rows with an official LV-Eval reference (the published numbers came from LV-Eval's prediction
+code) run in ``official`` mode with the format that code used (``formats.FORMATS``) and its
+``--model-max-length`` (the window in decimal thousands less 500). Rows without one (the v2
+paper's newer models, Ada-LEval's models) run in ``exact`` mode with the tokenizer's chat
+template, or with a format where the tokenizer has none. ``window`` is the context each model
+claims; ``gpus`` sizes tensor parallelism (vLLM) or device placement (HF); ``rope_scaling`` is set
+where the released config does not reach the claimed window by itself.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
+
+K = 1024
 
 
 @dataclass(frozen=True)
@@ -18,125 +24,128 @@ class PaperModel:
     path: str  # Hugging Face id; point it at a local copy on offline clusters
     window: int
     papers: tuple[str, ...]
+    inputs: str  # what its configs use: 'official' (an official reference exists) or 'exact'
+    conversation: Optional[str] = None  # an official format name; None: the chat template
+    max_length: Optional[int] = None  # the official --model-max-length, for 'official' inputs
     chat: bool = True
     gpus: int = 1
     rope_scaling: Optional[dict] = None
-    trust_remote_code: bool = False
-    vllm: bool = True  # False where vLLM has no implementation of the architecture
-    extra: dict = field(default_factory=dict)
+    trust_remote_code: bool = False  # only where the model ships its own code
+    backends: tuple[str, ...] = ('vllm', 'hf')
+    note: str = ''
 
 
-K = 1024
+YARN_X4 = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}
+
+# fmt: off
 PAPER_MODELS: tuple[PaperModel, ...] = (
-    PaperModel('llama2-7b-chat-4k', 'meta-llama/Llama-2-7b-chat-hf', 4 * K, ('lveval',)),
-    PaperModel('qwen-7b-chat-8k', 'Qwen/Qwen-7B-Chat', 8 * K, ('lveval',), trust_remote_code=True),
-    PaperModel('llama3-8b-instruct-8k', 'meta-llama/Meta-Llama-3-8B-Instruct', 8 * K, ('lveval',)),
-    PaperModel('vicuna-7b-v1.5-16k', 'lmsys/vicuna-7b-v1.5-16k', 16 * K, ('lveval', 'adaleval')),
-    PaperModel('vicuna-13b-v1.5-16k', 'lmsys/vicuna-13b-v1.5-16k', 16 * K, ('adaleval',)),
-    PaperModel(
-        'chatglm2-6b-32k', 'THUDM/chatglm2-6b-32k', 32 * K, ('adaleval',), trust_remote_code=True
-    ),
-    PaperModel(
-        'chatglm3-6b-32k',
-        'THUDM/chatglm3-6b-32k',
-        32 * K,
-        ('lveval', 'adaleval'),
-        trust_remote_code=True,
-    ),
-    PaperModel(
-        'bluelm-7b-chat-32k',
-        'vivo-ai/BlueLM-7B-Chat-32K',
-        32 * K,
-        ('lveval',),
-        trust_remote_code=True,
-        vllm=False,
-    ),
-    PaperModel(
-        'longchat-7b-v1.5-32k', 'lmsys/longchat-7b-v1.5-32k', 32 * K, ('lveval', 'adaleval')
-    ),
-    PaperModel(
-        'internlm2-chat-7b',
-        'internlm/internlm2-chat-7b',
-        32 * K,
-        ('adaleval',),
-        trust_remote_code=True,
-    ),
-    PaperModel(
-        'glm-4-9b-chat-128k', 'THUDM/glm-4-9b-chat', 128 * K, ('lveval',), trust_remote_code=True
-    ),
-    PaperModel(
-        'qwen2.5-72b-instruct-128k',
-        'Qwen/Qwen2.5-72B-Instruct',
-        128 * K,
-        ('lveval',),
-        gpus=4,
-        rope_scaling={'type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768},
-    ),
-    PaperModel(
-        'llama-3.1-70b-instruct-128k',
-        'meta-llama/Llama-3.1-70B-Instruct',
-        128 * K,
-        ('lveval',),
-        gpus=4,
-    ),
-    PaperModel('yi-6b-200k', '01-ai/Yi-6B-200K', 200_000, ('lveval',), chat=False),
-    PaperModel(
-        'llama3-8b-instruct-1m',
-        'gradientai/Llama-3-8B-Instruct-Gradient-1048k',
-        1_048_576,
-        ('lveval',),
-    ),
+    PaperModel('llama2-7b-chat-4k', 'meta-llama/Llama-2-7b-chat-hf', 4 * K, ('lveval',),
+               'official', 'llama2', 3500),
+    PaperModel('qwen-7b-chat-8k', 'Qwen/Qwen-7B-Chat', 8 * K, ('lveval',), 'official',
+               'qwen_chat', 7500, trust_remote_code=True, backends=('hf',),
+               note='vLLM dropped its architecture (QWenLMHeadModel) after 0.23'),
+    PaperModel('llama3-8b-instruct-8k', 'meta-llama/Meta-Llama-3-8B-Instruct', 8 * K, ('lveval',),
+               'official', 'bare', 7500, note="official build_chat matches no Llama-3 name"),
+    PaperModel('vicuna-7b-v1.5-16k', 'lmsys/vicuna-7b-v1.5-16k', 16 * K, ('lveval', 'adaleval'),
+               'official', 'vicuna', 15500),
+    PaperModel('vicuna-13b-v1.5-16k', 'lmsys/vicuna-13b-v1.5-16k', 16 * K, ('adaleval',),
+               'exact', 'vicuna'),
+    PaperModel('chatglm2-6b-32k', 'THUDM/chatglm2-6b-32k', 32 * K, ('adaleval',), 'exact',
+               'chatglm2', trust_remote_code=True),
+    PaperModel('chatglm3-6b-32k', 'THUDM/chatglm3-6b-32k', 32 * K, ('lveval', 'adaleval'),
+               'official', 'chatglm3', 31500, trust_remote_code=True),
+    PaperModel('bluelm-7b-chat-32k', 'vivo-ai/BlueLM-7B-Chat-32K', 32 * K, ('lveval',),
+               'official', 'bluelm', 31500, trust_remote_code=True, backends=('hf',),
+               note='vLLM has no implementation of its architecture'),
+    PaperModel('longchat-7b-v1.5-32k', 'lmsys/longchat-7b-v1.5-32k', 32 * K,
+               ('lveval', 'adaleval'), 'official', 'bare', 31500,
+               note='official build_chat matches no LongChat name: the bare prompt'),
+    PaperModel('internlm2-chat-7b', 'internlm/internlm2-chat-7b', 32 * K, ('adaleval',),
+               'exact', trust_remote_code=True),
+    PaperModel('glm-4-9b-chat-128k', 'THUDM/glm-4-9b-chat', 128 * K, ('lveval',), 'exact',
+               trust_remote_code=True),
+    PaperModel('qwen2.5-72b-instruct-128k', 'Qwen/Qwen2.5-72B-Instruct', 128 * K, ('lveval',),
+               'exact', gpus=4, rope_scaling=YARN_X4),
+    PaperModel('llama-3.1-70b-instruct-128k', 'meta-llama/Llama-3.1-70B-Instruct', 128 * K,
+               ('lveval',), 'exact', gpus=4),
+    PaperModel('yi-6b-200k', '01-ai/Yi-6B-200K', 200_000, ('lveval',), 'official', 'bare',
+               199500, chat=False),
+    PaperModel('llama3-8b-instruct-1m', 'gradientai/Llama-3-8B-Instruct-Gradient-1048k',
+               1_048_576, ('lveval',), 'exact'),
 )
+# fmt: on
+
+
+def _common(model: PaperModel) -> dict:
+    return dict(
+        path=model.path,
+        max_seq_len=model.window,
+        inputs=model.inputs,
+        conversation=model.conversation,
+        max_length=model.max_length,
+        chat=model.chat,
+        trust_remote_code=model.trust_remote_code,
+        rope_scaling=model.rope_scaling,
+        max_out_len=64,
+        run_cfg=dict(num_gpus=model.gpus),
+    )
 
 
 def vllm_entries(paper: Optional[str] = None) -> list[dict]:
-    """Config dicts (without ``type``) for LongContextVLLM; HF-only architectures are left out."""
-    entries = []
-    for model in PAPER_MODELS:
-        if not model.vllm or (paper and paper not in model.papers):
-            continue
-        model_kwargs = {
-            'tensor_parallel_size': model.gpus,
-            'trust_remote_code': model.trust_remote_code,
-            'gpu_memory_utilization': 0.9,
-        }
-        if model.rope_scaling:
-            model_kwargs['hf_overrides'] = {'rope_scaling': model.rope_scaling}
-        entries.append(
-            dict(
-                abbr=f'{model.abbr}-vllm',
-                path=model.path,
-                max_seq_len=model.window,
-                chat=model.chat,
-                model_kwargs=model_kwargs,
-                max_out_len=64,
-                batch_size=16,
-                run_cfg=dict(num_gpus=model.gpus),
-            )
+    """Config dicts (without ``type``) for LongContextVLLM; rows vLLM cannot run are left out."""
+    return [
+        dict(
+            abbr=f'{model.abbr}-vllm',
+            model_kwargs={'tensor_parallel_size': model.gpus, 'gpu_memory_utilization': 0.9},
+            batch_size=16,
+            **_common(model),
         )
-    return entries
+        for model in PAPER_MODELS
+        if 'vllm' in model.backends and (paper is None or paper in model.papers)
+    ]
 
 
 def hf_entries(paper: Optional[str] = None) -> list[dict]:
     """Config dicts (without ``type``) for LongContextHF, every paper model."""
-    entries = []
+    return [
+        dict(abbr=f'{model.abbr}-hf', model_kwargs={'device_map': 'auto'}, batch_size=1,
+             **_common(model))
+        for model in PAPER_MODELS
+        if 'hf' in model.backends and (paper is None or paper in model.papers)
+    ]  # fmt: skip
+
+
+def markdown_table() -> str:
+    """The README's table of the paper models: format, budget, mode, back ends."""
+    from .formats import FORMATS, PiecesFormat
+
+    lines = [
+        '| model | window | papers | inputs | conversation format | budget | back ends | '
+        'remote code |',
+        '|---|---|---|---|---|---|---|---|',
+    ]
     for model in PAPER_MODELS:
-        if paper and paper not in model.papers:
-            continue
-        model_kwargs = {'trust_remote_code': model.trust_remote_code, 'device_map': 'auto'}
-        if model.rope_scaling:
-            model_kwargs['rope_scaling'] = model.rope_scaling
-        entries.append(
-            dict(
-                abbr=f'{model.abbr}-hf',
-                path=model.path,
-                max_seq_len=model.window,
-                chat=model.chat,
-                model_kwargs=model_kwargs,
-                tokenizer_kwargs={'trust_remote_code': model.trust_remote_code},
-                max_out_len=64,
-                batch_size=1,
-                run_cfg=dict(num_gpus=model.gpus),
+        if model.conversation is None:
+            fmt = 'chat template'
+        else:
+            found = FORMATS[model.conversation]
+            text = getattr(found, 'template', '')
+            shape = (
+                'token pieces'
+                if isinstance(found, PiecesFormat)
+                else repr(text if len(text) <= 40 else '...' + text[-28:])
             )
+            fmt = f'`{model.conversation}`: {shape}'.replace('|', '\\|')
+        if not model.chat:
+            fmt += ' (base model)'
+        budget = (
+            f'bare prompt cut to {model.max_length} ids, then the format'
+            if model.inputs == 'official'
+            else f'{model.window} - answer ids in all'
         )
-    return entries
+        backends = ', '.join(model.backends) + (f' ({model.note})' if model.note else '')
+        lines.append(
+            f'| {model.abbr} | {model.window} | {", ".join(model.papers)} | {model.inputs} | '
+            f'{fmt} | {budget} | {backends} | {"yes" if model.trust_remote_code else "no"} |'
+        )
+    return '\n'.join(lines)

@@ -1,0 +1,107 @@
+"""``lveval inputs``: the exact token ids each model of a config would receive, without weights.
+
+For every model x dataset x record of an OpenCompass config, the record is loaded, its prompt
+rendered by the dataset's own template and role parser as the inferencer would, and turned into
+ids by the model's input builder (its tokenizer alone is loaded). One JSON line each; a short
+summary per model x dataset with the decoded text around the template and the cut answers the
+usual questions (chat template on or off, one BOS or two, where the middle went) before any GPU
+time is spent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from .models.inputs import ModelInput
+
+SHOWN = 60  # characters of decoded text shown at each end and around the cut
+
+
+def _pick(configs: list, wanted: Optional[list[str]], kind: str) -> list:
+    if not wanted:
+        return list(configs)
+    known = {c['abbr']: c for c in configs}
+    missing = [name for name in wanted if name not in known]
+    if missing:
+        raise ValueError(f'no {kind} {missing} in the config; it has {sorted(known)}')
+    return [known[name] for name in wanted]
+
+
+def _shown(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def describe(tokenizer, item: ModelInput) -> list[str]:
+    """The decoded text at both ends (template included) and around the cut."""
+    ids = item.ids
+    lines = [f'    starts {_shown(tokenizer.decode(ids[:24])[:SHOWN])}',
+             f'    ends   {_shown(tokenizer.decode(ids[-24:])[-SHOWN:])}']  # fmt: skip
+    if item.cut_at is not None:
+        before = tokenizer.decode(ids[max(0, item.cut_at - 12) : item.cut_at])
+        after = tokenizer.decode(ids[item.cut_at : item.cut_at + 12])
+        lines.append(f'    cut    {_shown(before[-SHOWN // 2 :])} | {_shown(after[: SHOWN // 2])}')
+    return lines
+
+
+def write_inputs(
+    config_path: str,
+    out: str,
+    models: Optional[list[str]] = None,
+    datasets: Optional[list[str]] = None,
+    limit: Optional[int] = None,
+) -> list[str]:
+    """Write the JSON lines to ``out``; return the summary to print."""
+    from mmengine.config import Config
+    from opencompass.models.huggingface_above_v4_33 import _get_meta_template
+    from opencompass.registry import ICL_PROMPT_TEMPLATES
+    from opencompass.utils import build_dataset_from_cfg
+
+    from .models.base import LongContextModel
+    from .runner.infer_task import answer_length, model_class
+
+    cfg = Config.fromfile(config_path, format_python_code=False)
+    model_cfgs = _pick(cfg['models'], models, 'models')
+    dataset_cfgs = _pick(cfg['datasets'], datasets, 'datasets')
+    built = {d['abbr']: build_dataset_from_cfg(d) for d in dataset_cfgs}
+    summary, written = [], 0
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    with open(out, 'w', encoding='utf-8') as stream:
+        for model_cfg in model_cfgs:
+            cls = model_class(model_cfg)
+            if not (isinstance(cls, type) and issubclass(cls, LongContextModel)):
+                summary.append(f'{model_cfg["abbr"]}: not a long-context model wrapper (no '
+                               'tokenizer to show); skipped')  # fmt: skip
+                continue
+            builder = cls.input_builder(**{k: v for k, v in model_cfg.items() if k != 'type'})
+            parser = _get_meta_template(model_cfg.get('meta_template'))
+            for dataset_cfg in dataset_cfgs:
+                dataset = built[dataset_cfg['abbr']]
+                template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
+                max_out_len = answer_length(model_cfg, dataset_cfg)
+                items = []
+                for index in range(min(len(dataset.test), limit or len(dataset.test))):
+                    prompt = template.generate_item(
+                        dataset.test[index], output_field=dataset.reader.output_column
+                    )
+                    item = builder.build(parser.parse_template(prompt, mode='gen'), max_out_len)
+                    items.append(item)
+                    stream.write(json.dumps({
+                        'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'],
+                        'index': index, 'input_ids': item.ids, 'n_ids': len(item.ids),
+                        'budget': item.budget, 'truncated': item.truncated,
+                        'mode': builder.inputs,
+                    }) + '\n')  # fmt: skip
+                written += len(items)
+                if not items:
+                    continue
+                sizes = [len(i.ids) for i in items]
+                summary.append(
+                    f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(items)} records, '
+                    f'{min(sizes)}-{max(sizes)} ids, budget {items[0].budget} ({builder.inputs}), '
+                    f'{sum(i.truncated for i in items)} cut; record 0:'
+                )
+                summary += describe(builder.tokenizer, items[0])
+    summary.append(f'wrote {written} lines to {out}')
+    return summary

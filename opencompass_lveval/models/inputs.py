@@ -1,0 +1,277 @@
+"""Model inputs: the token ids a model receives for one prompt, in one of two modes.
+
+- ``official`` reproduces LV-Eval's official prediction path step by step: tokenize the bare
+  prompt with special tokens; if it has more than ``max_length`` ids, keep ``int(max_length / 2)``
+  from each end, decode both halves (special tokens skipped) and join the texts; wrap the text in
+  the official conversation format; tokenize that. The published numbers of open-weight models
+  came from this path.
+- ``exact`` (the default) tokenizes the framed prompt once and, when it does not fit, cuts the
+  middle of the prompt's own ids to exactly ``window - max_out_len`` ids in all; nothing is decoded
+  and re-encoded. Uncut, the ids equal ``apply_chat_template(..., add_generation_prompt=True,
+  tokenize=True)`` (or the given format's text, tokenized whole); cut, they are the full encoding
+  with a middle run removed, head and tail to the id. The instructions before the context and the
+  question after it are protected: a window too small for them is an error, not a silent cut.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from ..errors import ModelConfigError
+from ..truncation import TruncationError, middle_truncate
+from .formats import FORMATS, Format, PiecesFormat, TextFormat, conversation_format
+
+MODES = ('exact', 'official')
+BARE = TextFormat('bare', '{prompt}')
+_SENTINEL = 'LVEVAL\u2063PROMPT\u2063SENTINEL'  # stands for the prompt while a template renders
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """What a model receives for one prompt, and how it came about."""
+
+    ids: list[int]
+    budget: int  # exact: the most ids allowed (window - max_out_len); official: max_length
+    truncated: bool
+    prompt_span: tuple[int, int]  # where the prompt's ids sit in ``ids``
+    cut_at: Optional[int] = None  # exact mode: index in ``ids`` where the middle was removed
+
+
+def official_max_length(window: int) -> int:
+    """LV-Eval's ``--model-max-length`` rule: the window in decimal thousands, less 500 for the
+    answer (31500 for a 32k = 32768 model, 199500 for 200k, 7500 for 8k)."""
+    thousands = window // 1024 if window % 1024 == 0 else window // 1000
+    return thousands * 1000 - 500
+
+
+def protected_chars(text: str) -> tuple[int, int]:
+    """Characters at the start and at the end of a benchmark prompt that a middle cut must keep
+    (its instructions, question, answer format); (0, 0) for prompts no task table knows."""
+    from ..adaleval.tasks import TASKS as ADALEVAL_TASKS
+    from ..lveval.tasks import TASKS as LVEVAL_TASKS
+
+    for task in LVEVAL_TASKS:
+        if found := task.protected_chars(text):
+            return found
+    for task in ADALEVAL_TASKS:
+        if found := task.protected_chars(text):
+            return found
+    return 0, 0
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    size = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        size += 1
+    return size
+
+
+def _span(full: list[int], head: list[int], tail: list[int]) -> tuple[int, int]:
+    """Where the prompt's ids sit in ``full``: after the ids it shares with the frame's head and
+    before those it shares with the frame's tail (a token merged across a boundary counts as the
+    prompt's, so cutting inside the span never touches the frame)."""
+    start = _common_prefix(full, head)
+    end = len(full) - min(_common_prefix(full[::-1], tail[::-1]), len(full) - start)
+    return start, end
+
+
+class InputBuilder:
+    """Turns OpenCompass prompts into token ids for one tokenizer and window (see the module).
+
+    ``conversation`` names an official format (``formats.FORMATS``) or is a format object; None
+    means the tokenizer's chat template (exact mode, ``chat=True``), the tokenizer's special tokens
+    only (``chat=False``), or build_chat's fallback, the bare prompt (official mode).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        window: int,
+        inputs: str = 'exact',
+        chat: bool = True,
+        conversation: Union[str, Format, None] = None,
+        max_length: Optional[int] = None,
+        chat_template_kwargs: Optional[dict] = None,
+        name: str = 'model',
+    ) -> None:
+        if inputs not in MODES:
+            raise ModelConfigError(f'{name}: inputs must be one of {MODES}, not {inputs!r}')
+        if not window or window <= 0:
+            raise ModelConfigError(f'{name}: max_seq_len (the model window) must be set')
+        self.tokenizer, self.window, self.inputs, self.chat, self.name = (
+            tokenizer, window, inputs, chat, name)  # fmt: skip
+        self.conversation = conversation_format(conversation)
+        self.max_length = max_length or official_max_length(window)
+        self.chat_template_kwargs = chat_template_kwargs or {}
+        self._frames: dict[str, tuple[str, str]] = {}
+        if (inputs == 'exact' and chat and self.conversation is None
+                and not getattr(tokenizer, 'chat_template', None)):  # fmt: skip
+            raise ModelConfigError(
+                f'{name}: its tokenizer has no chat template. Give the conversation format it '
+                f'was trained with (conversation=..., one of {sorted(FORMATS)}) or, for a base '
+                'model, chat=False'
+            )
+
+    # The prompt as text -------------------------------------------------------------------------
+
+    def _messages(self, prompt: Any) -> list[dict]:
+        from opencompass.models.huggingface_above_v4_33 import _convert_chat_messages
+
+        messages = _convert_chat_messages([prompt])[0]
+        if not messages or messages[-1]['role'] != 'user':
+            raise TruncationError("the last message of a chat prompt must be the user's")
+        return messages
+
+    def prompt_text(self, prompt: Any) -> str:
+        """The text that is cut: the last user message, or the whole prompt for a base model."""
+        if isinstance(prompt, str):
+            return prompt
+        if not self.chat:
+            from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
+
+            return _convert_base_messages([prompt])[0]
+        return self._messages(prompt)[-1]['content']
+
+    # Exact mode ---------------------------------------------------------------------------------
+
+    def _render(self, messages: list[dict]) -> str:
+        return self.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=False, **self.chat_template_kwargs
+        )
+
+    def _template_frame(self, history: list[dict]) -> tuple[str, str]:
+        """The chat template's text before and after the last user message (cached)."""
+        key = json.dumps(history, sort_keys=True)
+        if key not in self._frames:
+            text = self._render(history + [{'role': 'user', 'content': _SENTINEL}])
+            if text.count(_SENTINEL) != 1:
+                raise TruncationError(
+                    f'{self.name}: the chat template does not copy the user message verbatim once'
+                )
+            self._frames[key] = tuple(text.split(_SENTINEL))
+        return self._frames[key]
+
+    def _encode(self, text: str, special: bool = False) -> list[int]:
+        if not text and not special:
+            return []
+        return list(self.tokenizer.encode(text, add_special_tokens=special))
+
+    def _framed(self, prompt: Any) -> tuple[list[int], int, int, str]:
+        """(full ids, start and end of the prompt's ids in them, the prompt text): the framed
+        prompt tokenized once; the span is found by matching the frame's own ids at both ends."""
+        text = self.prompt_text(prompt)
+        if isinstance(self.conversation, PiecesFormat):
+            before, after = self.conversation.frame_ids(self.tokenizer)
+            body = self._encode(text)
+            return before + body + after, len(before), len(before) + len(body), text
+        if self.chat and self.conversation is None and not isinstance(prompt, str):
+            messages = self._messages(prompt)
+        elif self.chat and self.conversation is None:
+            messages = [{'role': 'user', 'content': prompt}]
+        else:
+            messages = None
+        if messages is not None:
+            before, after = self._template_frame(messages[:-1])
+            rendered = self._render(messages)
+            if not (rendered.startswith(before) and rendered.endswith(after)):
+                raise TruncationError(f'{self.name}: the chat template changes with its content')
+            full = self._encode(rendered)
+            return full, *_span(full, self._encode(before), self._encode(after)), text
+        fmt = self.conversation or BARE
+        full = self._encode(fmt.render(text), fmt.add_special_tokens)
+        return full, *self._format_span(fmt, full), text
+
+    def _format_span(self, fmt: TextFormat, full: list[int]) -> tuple[int, int]:
+        before, after = fmt.split()
+        return _span(full, self._encode(before, fmt.add_special_tokens), self._encode(after))
+
+    def _exact(self, prompt: Any, max_out_len: int) -> ModelInput:
+        full, start, end, text = self._framed(prompt)
+        budget = self.window - max_out_len
+        room = budget - (len(full) - (end - start))
+        if room <= 0:
+            raise TruncationError(
+                f'{self.name}: window {self.window} leaves no room for the prompt after '
+                f'{max_out_len} answer tokens and {len(full) - (end - start)} template tokens; '
+                'raise max_seq_len or lower max_out_len'
+            )
+        if end - start <= room:
+            return ModelInput(full, budget, False, (start, end))
+        head_chars, tail_chars = protected_chars(text)
+        try:
+            kept = self._cut(full[start:end], room, text, head_chars, tail_chars)
+        except TruncationError as exc:
+            raise TruncationError(f'{self.name}: {exc}') from exc
+        cut_at = start + (room - room // 2)
+        ids = full[:start] + kept + full[end:]
+        return ModelInput(ids, budget, True, (start, start + len(kept)), min(cut_at, len(ids)))
+
+    def _cut(self, ids: list[int], room: int, text: str, head_chars: int, tail_chars: int):
+        """The prompt's ids cut to ``room``, keeping the protected head and tail."""
+        return middle_truncate(
+            ids, room,
+            keep_head=len(self._encode(text[:head_chars])),
+            keep_tail=len(self._encode(text[len(text) - tail_chars:])) if tail_chars else 0,
+            decode=self.tokenizer.decode,
+        )  # fmt: skip
+
+    # Official mode ------------------------------------------------------------------------------
+
+    def _official(self, prompt: Any, max_out_len: int) -> ModelInput:
+        text = self.prompt_text(prompt)
+        ids = self.tokenizer(text, truncation=False)['input_ids']
+        truncated = len(ids) > self.max_length
+        if truncated:
+            half = int(self.max_length / 2)
+            decode = self.tokenizer.decode
+            text = decode(ids[:half], skip_special_tokens=True) + decode(
+                ids[-half:], skip_special_tokens=True
+            )
+        fmt = self.conversation or BARE
+        if isinstance(fmt, PiecesFormat):
+            before, after = fmt.frame_ids(self.tokenizer)
+            body = self._encode(text)
+            ids, start, end = before + body + after, len(before), len(before) + len(body)
+        else:
+            ids = list(
+                self.tokenizer(
+                    fmt.render(text), truncation=False, add_special_tokens=fmt.add_special_tokens
+                )['input_ids']
+            )
+            start, end = self._format_span(fmt, ids)
+        if len(ids) + max_out_len > self.window:
+            raise TruncationError(
+                f'{self.name}: the official inputs take {len(ids)} ids and the answer '
+                f'{max_out_len}, more than the window {self.window}; lower max_length '
+                f'({self.max_length}) or raise max_seq_len'
+            )
+        return ModelInput(ids, self.max_length, truncated, (start, end))
+
+    # Both ---------------------------------------------------------------------------------------
+
+    def build(self, prompt: Any, max_out_len: int) -> ModelInput:
+        """The ids for one OpenCompass prompt (a string or a PromptList of rounds)."""
+        if self.inputs == 'official':
+            return self._official(prompt, max_out_len)
+        return self._exact(prompt, max_out_len)
+
+    def untruncated_length(self, prompt: Any) -> int:
+        """Ids of the framed prompt before any cut."""
+        return len(self._framed(prompt)[0])
+
+    def check(self, max_out_len: int) -> None:
+        """Fail now, before any weights load, if the window cannot hold the frame, the answer
+        and some prompt."""
+        probe = self.build('x', max_out_len)
+        if self.inputs == 'official':
+            frame = len(probe.ids) - (probe.prompt_span[1] - probe.prompt_span[0])
+            if self.max_length + frame + max_out_len > self.window:
+                raise TruncationError(
+                    f'{self.name}: official max_length {self.max_length} + {frame} template ids + '
+                    f'{max_out_len} answer tokens exceed the window {self.window}; lower '
+                    'max_length or raise max_seq_len'
+                )

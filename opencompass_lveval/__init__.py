@@ -26,6 +26,7 @@ _CLASSES = {
     'ExtractiveBaseline': 'models.baselines',
     'RandomGuessBaseline': 'models.baselines',
     'LongContextInferTask': 'runner.infer_task',
+    'CheckedSlurmRunner': 'runner.slurm',
     'LongContextSummarizer': 'report.summarizer',
 }
 __all__ = sorted(_CLASSES) + ['__version__']

@@ -162,6 +162,22 @@ def _inputs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _leaderboard(args: argparse.Namespace) -> int:
+    from .leaderboard import write_leaderboard
+
+    board, written = write_leaderboard(args.runs, args.out, args.published)
+    measured = [row for row in board.rows if row.kind == 'measured']
+    print(f'{len(measured)} measured rows, {len(board.rows) - len(measured)} published rows, '
+          f'levels {", ".join(board.levels) or "-"}')  # fmt: skip
+    for model, dataset, why in board.missing:
+        print(f'missing: {model} x {dataset}: {why}')
+    for label, note in board.conflicts:
+        print(f'conflict: {label}: {note}')
+    for path in written:
+        print(f'wrote {path}')
+    return 1 if args.strict and (board.missing or board.conflicts) else 0
+
+
 def _names(text: str) -> list[str]:
     return [name.strip() for name in text.split(',') if name.strip()]
 
@@ -321,6 +337,18 @@ def build_parser() -> argparse.ArgumentParser:
     inputs.add_argument('--datasets', type=_names, help='dataset abbrs, comma-separated')
     inputs.add_argument('--limit', type=int, help='records per dataset (default: all)')
     inputs.set_defaults(handler=_inputs)
+    board = commands.add_parser(
+        'leaderboard',
+        help='merge OpenCompass runs (work folders or run folders) into one leaderboard: '
+        'Markdown, CSV, JSON and a self-contained HTML page, with provenance and missing results',
+    )
+    board.add_argument('runs', nargs='+', help='work folders (-w) or run folders')
+    board.add_argument('--out', required=True, help='folder for leaderboard.{md,csv,json,html}')
+    board.add_argument('--published', action='store_true',
+                       help="add the papers' published numbers as reference rows")  # fmt: skip
+    board.add_argument('--strict', action='store_true',
+                       help='exit 1 when any asked-for result is missing or conflicts')  # fmt: skip
+    board.set_defaults(handler=_leaderboard)
     return parser
 
 

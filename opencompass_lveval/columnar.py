@@ -1,8 +1,10 @@
 """An OpenCompass dataset base that stays in Arrow columns.
 
 OpenCompass's ``BaseDataset`` adds ``subdivision`` and ``idx`` with a per-row Python ``map``, which
-re-encodes every long context; here they are appended as Arrow columns, and Hugging Face
-``datasets`` gets a fingerprint from the source instead of hashing the whole table.
+re-encodes every long context; here they are appended as Arrow columns. The data's fingerprint
+(a digest of its content, taken while it was read) is Hugging Face ``datasets``' cache key instead
+of a hash of the whole table, and a ``data_fingerprint`` column, so evaluators can record in each
+result which data it came from.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from datasets import Dataset, concatenate_datasets
 from datasets.table import InMemoryTable
 from opencompass.datasets.base import BaseDataset
 
+FINGERPRINT_COLUMN = 'data_fingerprint'
+
 
 class ColumnarDataset(BaseDataset):
-    """Subclasses implement ``read_table(**kwargs) -> (pa.Table, fingerprint)``."""
+    """Subclasses implement ``read_table(**kwargs) -> (pa.Table, content fingerprint)``."""
 
     @staticmethod
     def read_table(**kwargs) -> tuple[pa.Table, str]:
@@ -28,6 +32,7 @@ class ColumnarDataset(BaseDataset):
         rows = table.num_rows
         table = table.append_column('subdivision', pa.array([abbr] * rows, pa.string()))
         table = table.append_column('idx', pa.array(range(rows), pa.int64()))
+        table = table.append_column(FINGERPRINT_COLUMN, pa.array([fingerprint] * rows, pa.string()))
         dataset = Dataset(InMemoryTable(table), fingerprint=f'{fingerprint}-{abbr}')
         self.dataset = concatenate_datasets([dataset] * n) if n > 1 else dataset
         self._init_reader(**(reader_cfg or {}))

@@ -60,7 +60,21 @@ def test_dataset_columns(tricky_folder):
         'answer_keywords',
         'subdivision',
         'idx',
+        'data_fingerprint',
     ]
+    # The fingerprint is the content's: the same file elsewhere gives the same, an edit another.
+    fingerprint = test['data_fingerprint'][0]
+    copy = tricky_folder / 'copy'
+    copy.mkdir()
+    source = tricky_folder / 'loogle_SD_mixup_16k.jsonl'
+    (copy / source.name).write_bytes(source.read_bytes())
+    elsewhere = LVEvalDataset(
+        abbr='x', name='loogle_SD_mixup_16k', path=str(copy), reader_cfg=READER
+    )
+    assert elsewhere.test['data_fingerprint'] == [fingerprint] * 2 and len(fingerprint) == 32
+    (copy / source.name).write_bytes(source.read_bytes().replace(b'Paris.', b'Lyon.'))
+    edited = LVEvalDataset(abbr='x', name='loogle_SD_mixup_16k', path=str(copy), reader_cfg=READER)
+    assert edited.test['data_fingerprint'][0] != fingerprint
     assert test['idx'] == [0, 1]
     assert test['subdivision'] == ['LVEval_loogle_SD_mixup_16k'] * 2
     assert test['answer_keywords'] == ['Lovelace', '']

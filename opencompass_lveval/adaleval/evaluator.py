@@ -5,6 +5,7 @@ from __future__ import annotations
 from opencompass.openicl.icl_evaluator import BaseEvaluator
 from opencompass.registry import ICL_EVALUATORS
 
+from ..provenance import provenance
 from .extraction import MODES
 from .metrics import judge, summarise
 from .tasks import task_named
@@ -28,6 +29,7 @@ class AdaLEvalEvaluator(BaseEvaluator):
         answers = [self.task.reference(r) for r in references]
         extractions = judge(self.task, predictions, answers, num_choices, self.extraction)
         result = summarise(self.task, predictions, extractions, num_choices)
+        result['provenance'] = provenance(test_set, extraction=self.extraction)
         result['diagnostics'] = (
             f'{result.pop("samples")} samples, {self.extraction} extraction, '
             f'{result.pop("official_errors")} where the official code crashes, '

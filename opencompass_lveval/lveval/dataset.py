@@ -35,4 +35,5 @@ class LVEvalDataset(ColumnarDataset):
             subset_source = data.locate(path or data.default_data_dir(), name)
         else:
             raise ValueError(f"LVEvalDataset source must be 'local' or 'hf', not {source!r}")
-        return data.read_subset(subset_source), subset_source.fingerprint()
+        table = data.read_subset(subset_source)
+        return table, data.table_digest(table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from opencompass.openicl.icl_evaluator import BaseEvaluator
 from opencompass.registry import ICL_EVALUATORS
 
+from ..provenance import provenance
 from .metrics import METRICS, Judgement, judge_all, subset_score
 
 
@@ -48,6 +49,7 @@ class LVEvalEvaluator(BaseEvaluator):
         )
         judgements = judge_all(self.metric, predictions, references, keywords)
         result = summarise(judgements, sum(not isinstance(p, str) for p in predictions))
+        result['provenance'] = provenance(test_set, metric=self.metric)
         result['details'] = [
             {
                 'pred': prediction,

@@ -1,0 +1,33 @@
+"""Leaderboard refreshes: any number of runs merged with the papers' published numbers.
+
+``runs.py`` reads run folders (results, dumped configs, task logs), ``board.py`` merges them into
+rows (one per model and settings, newest result per dataset, missing results with their first
+error line, conflicts), ``published.py`` holds the papers' numbers, ``writers.py`` and ``html.py``
+write Markdown, CSV, JSON and a self-contained page.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from .board import Board, build_board
+from .html import page
+from .runs import read_runs
+from .writers import markdown, write_csv, write_json
+
+
+def write_leaderboard(
+    paths: list, out: str | Path, with_published: bool = False
+) -> tuple[Board, list[Path]]:
+    """Read the runs, build the board, write ``leaderboard.{md,csv,json,html}`` into ``out``."""
+    board = build_board(read_runs(paths), with_published)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    generated = datetime.now().isoformat(sep=' ', timespec='seconds')
+    written = [out / f'leaderboard.{kind}' for kind in ('md', 'csv', 'json', 'html')]
+    written[0].write_text(markdown(board, generated), encoding='utf-8')
+    write_csv(board, written[1])
+    write_json(board, written[2], generated)
+    written[3].write_text(page(board, generated), encoding='utf-8')
+    return board, written

@@ -1,0 +1,134 @@
+"""What OpenCompass left in run folders: results, the models and datasets each run was asked
+for (its dumped configs), and the first error line of every task log.
+
+A work folder (``-w``) holds one folder per run; ``-r`` adds tasks to an existing run folder and
+dumps one more config there. Every config of a run counts: a model x dataset it asked for that
+has no result file is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+from ..errors import ReportError
+from ..report.results import read_results, run_folders
+
+_ERROR_LINE = re.compile(r'^[\w.]*(?:Error|Exception)\b.*')
+
+
+@dataclass
+class Result:
+    """One result file: a model's score on one dataset in one run."""
+
+    run: Path
+    model: str
+    dataset: str
+    values: dict  # the result JSON without per-sample details
+    written: float  # modification time of the file, to tell newest from oldest
+
+    @property
+    def provenance(self) -> dict:
+        found = self.values.get('provenance') or {}
+        return found[0] if isinstance(found, list) and found else found
+
+
+@dataclass
+class Run:
+    folder: Path
+    results: list[Result]
+    models: dict[str, dict] = field(default_factory=dict)  # abbr -> model config (newest)
+    datasets: dict[str, list[str]] = field(default_factory=dict)  # model abbr -> dataset abbrs
+
+    @property
+    def date(self) -> str:
+        """The run's start, from its folder name (``20260101_120000``), else its mtime."""
+        try:
+            return datetime.strptime(self.folder.name, '%Y%m%d_%H%M%S').isoformat(sep=' ')
+        except ValueError:
+            return datetime.fromtimestamp(self.folder.stat().st_mtime).isoformat(sep=' ')
+
+
+def config_digest(model_cfg: dict) -> str:
+    """A short digest of a model config (abbr aside): the same digest, the same model settings."""
+    settings = {key: value for key, value in model_cfg.items() if key != 'abbr'}
+    return hashlib.sha1(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _read_configs(run: Path) -> tuple[dict[str, dict], dict[str, list[str]]]:
+    """Model configs by abbr and the datasets each model was asked for, from every config the run
+    dumped (oldest first, so the newest config of a model wins)."""
+    from mmengine.config import Config
+
+    models: dict[str, dict] = {}
+    asked: dict[str, list[str]] = {}
+    for path in sorted((run / 'configs').glob('*.py')):
+        try:
+            cfg = Config.fromfile(str(path), format_python_code=False)
+        except Exception as exc:  # a config from another OpenCompass or broken by hand
+            raise ReportError(f'{path} could not be read ({exc}); remove or fix it') from exc
+        datasets = [d['abbr'] for d in cfg.get('datasets', [])]
+        for model in cfg.get('models', []):
+            models[model['abbr']] = model.to_dict() if hasattr(model, 'to_dict') else dict(model)
+            known = asked.setdefault(model['abbr'], [])
+            known.extend(d for d in datasets if d not in known)
+    return models, asked
+
+
+def read_run(folder: Path) -> Run:
+    results = []
+    if (folder / 'results').is_dir() and any((folder / 'results').glob('*/*.json')):
+        for model, by_dataset in read_results(folder).items():
+            for dataset, values in by_dataset.items():
+                path = folder / 'results' / model / f'{dataset}.json'
+                values = {key: value for key, value in values.items() if key != 'details'}
+                results.append(Result(folder, model, dataset, values, path.stat().st_mtime))
+    models, asked = _read_configs(folder)
+    return Run(folder, results, models, asked)
+
+
+def read_runs(paths: list) -> list[Run]:
+    """Every run folder under the given work or run folders, oldest first."""
+    folders: list[Path] = []
+    for path in paths:
+        path = Path(path)
+        if (path / 'configs').is_dir() and not (path / 'results').is_dir():
+            folders.append(path)  # a run whose evaluation never finished
+            continue
+        folders.extend(run_folders(path))
+    return [read_run(folder) for folder in sorted(set(folders), key=lambda f: (f.name, str(f)))]
+
+
+def first_error(log: Path) -> Optional[str]:
+    """The first line of a task log that reports an error: an exception line (``ValueError:
+    ...``), else the first line mentioning an error; None for a clean log."""
+    try:
+        lines = log.read_text(encoding='utf-8', errors='replace').splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if _ERROR_LINE.match(line.strip()):
+            return line.strip()
+    return next((line.strip() for line in lines if 'error' in line.lower()), None)
+
+
+def missing_reason(run: Path, model: str, dataset: str) -> str:
+    """Why ``model`` has no result on ``dataset`` in ``run``: the first error line of its
+    inference or evaluation log (an inference task's log is named after its first dataset, so
+    the logs that mention the dataset count too)."""
+    candidates = [run / 'logs' / 'infer' / model / f'{dataset}.out']
+    candidates += [
+        log for log in sorted((run / 'logs' / 'infer' / model).glob('*.out'))
+        if log not in candidates and dataset in log.read_text(encoding='utf-8', errors='replace')
+    ]  # fmt: skip
+    candidates.append(run / 'logs' / 'eval' / model / f'{dataset}.out')
+    for log in candidates:
+        error = first_error(log) if log.is_file() else None
+        if error:
+            return f'{error} ({log.relative_to(run)})'
+    return 'no result and no error in the task logs (not run yet, or still running?)'

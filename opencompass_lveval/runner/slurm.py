@@ -1,0 +1,69 @@
+"""OpenCompass's Slurm runner, refusing before submission what the partition cannot give.
+
+OpenCompass's ``SlurmRunner`` submits every task with ``srun --gres=gpu:N`` and retries a failed
+one; a task asking for more GPUs than any node of its partition has fails at once in Slurm, and is
+then retried, all of it visible only in a log file. Here the GPUs each node of the partition offers
+are read once from ``sinfo`` (where it answers), and a task asking for more is not submitted: its
+log file says why in one line (``lveval leaderboard`` shows that line for the missing results), and
+the run's summary lists it as failed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from typing import Optional
+
+import mmengine
+from opencompass.registry import RUNNERS, TASKS
+from opencompass.runners import SlurmRunner
+from opencompass.utils import get_logger
+
+_GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
+
+
+def gpus_per_node(sinfo_lines: str) -> Optional[int]:
+    """The most GPUs one node offers, from ``sinfo -h -N -o '%N %G'`` lines (``node gpu:4``,
+    ``node gpu:a100:8(S:0-1)``, ``node (null)``); None when sinfo listed no node."""
+    counts = []
+    for line in sinfo_lines.splitlines():
+        if line.strip():
+            counts.append(max([int(n) for n in _GPUS.findall(line)] or [0]))
+    return max(counts) if counts else None
+
+
+def partition_gpus(partition: Optional[str]) -> Optional[int]:
+    """GPUs per node in ``partition`` as sinfo tells it, or None where sinfo cannot tell (not
+    installed, no such partition, no controller)."""
+    command = ['sinfo', '-h', '-N', '-o', '%N %G'] + (['-p', partition] if partition else [])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return gpus_per_node(done.stdout) if done.returncode == 0 else None
+
+
+@RUNNERS.register_module()
+class CheckedSlurmRunner(SlurmRunner):
+    """``SlurmRunner`` (same settings) that does not submit a task whose ``run_cfg.num_gpus``
+    exceeds what one node of the partition offers."""
+
+    def _launch(self, cfg, random_sleep: bool = True):
+        task = TASKS.build(dict(cfg=cfg, type=self.task_cfg['type']))
+        if not hasattr(self, '_partition_gpus'):
+            self._partition_gpus = partition_gpus(self.partition)
+        available = self._partition_gpus
+        if available is None or task.num_gpus <= available:
+            return super()._launch(cfg, random_sleep)
+        message = (
+            f'{task.name} asks for {task.num_gpus} GPUs, but the nodes of partition '
+            f'{self.partition or "(default)"} offer at most {available} (sinfo); not submitted. '
+            "Lower the model's run_cfg.num_gpus (tensor parallelism) or use another partition."
+        )
+        log_path = task.get_log_path(file_extension='out')
+        mmengine.mkdir_or_exist(os.path.dirname(log_path))
+        with open(log_path, 'w', encoding='utf-8') as log:
+            log.write(f'GPURequestError: {message}\n')
+        get_logger().error(message)
+        return task.name, 1

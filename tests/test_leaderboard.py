@@ -1,0 +1,224 @@
+"""Leaderboards from recorded runs: merging, settings as rows, newest results, missing results with
+their first error line, conflicts, published rows, and the page in a real headless browser."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from opencompass_lveval.cli import main
+from opencompass_lveval.leaderboard import write_leaderboard
+from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+
+DATA = Path(__file__).resolve().parents[1] / 'opencompass_lveval' / 'leaderboard' / 'data'
+HF = 'opencompass_lveval.models.hf.LongContextHF'
+
+
+def recorded_run(work: Path, stamp: str, models: dict[str, dict], scores: dict, logs=None,
+                 fingerprint: str = 'data-v1') -> Path:  # fmt: skip
+    """A run folder as OpenCompass leaves it: the dumped config (models and datasets asked for),
+    result files with provenance, and task logs."""
+    run = work / stamp
+    (run / 'configs').mkdir(parents=True)
+    datasets = sorted({d for by_dataset in scores.values() for d in by_dataset} |
+                      {d for (_, d) in (logs or {})})  # fmt: skip
+    (run / 'configs' / f'{stamp}_1.py').write_text(
+        f'models = {json.dumps([{"abbr": a, **c} for a, c in models.items()])}\n'
+        f'datasets = {json.dumps([{"abbr": d} for d in datasets])}\n'
+    )
+    for model, by_dataset in scores.items():
+        for dataset, value in by_dataset.items():
+            folder = run / 'results' / model
+            folder.mkdir(parents=True, exist_ok=True)
+            provenance = {'package_version': '0.2.0', 'data_fingerprint': fingerprint}
+            result = {'score': value} if dataset.startswith('LVEval_') else {
+                'accuracy': value, 'instruction_following': 90.0}  # fmt: skip
+            if not dataset.startswith('LVEval_'):
+                provenance['extraction'] = 'strict'
+            (folder / f'{dataset}.json').write_text(
+                json.dumps({**result, 'provenance': provenance})
+            )
+    for (model, dataset), text in (logs or {}).items():
+        log = run / 'logs' / 'infer' / model / f'{dataset}.out'
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(text)
+    return run
+
+
+def full_scores(value: float, levels=LEVELS) -> dict:
+    return {task.abbr(level): value for task in TASKS for level in levels}
+
+
+def test_runs_merge_into_rows_by_model_and_settings(tmp_path):
+    work = tmp_path / 'work'
+    a = {'type': HF, 'max_seq_len': 32768, 'inputs': 'official'}
+    recorded_run(work, '20260101_000000', {'a': a}, {'a': full_scores(10.0)})
+    # A newer run of the same model and settings: its results win where it has them.
+    newer = full_scores(10.0)
+    newer['LVEval_cmrc_mixup_16k'] = 32.0
+    recorded_run(work, '20260102_000000', {'a': a}, {'a': {'LVEval_cmrc_mixup_16k': 32.0}})
+    # The same abbr with another window: another row, never mixed in.
+    recorded_run(work, '20260103_000000', {'a': {**a, 'max_seq_len': 8192}},
+                 {'a': full_scores(5.0, ['16k'])})  # fmt: skip
+    # A model that failed on one dataset: incomplete, with the log's first error line.
+    logs = {
+        ('b', 'LVEval_lic_mixup_16k'): 'loading...\nTraceback (most recent call last):\n'
+        '  File "x.py"\nValueError: model folder ./b does not exist\nRuntimeError: later\n'
+    }
+    scores_b = full_scores(20.0)
+    del scores_b['LVEval_lic_mixup_16k']
+    recorded_run(work, '20260104_000000', {'b': dict(a)}, {'b': scores_b}, logs)
+    board, written = write_leaderboard([work], tmp_path / 'out')
+    rows = {row.label: row for row in board.rows}
+    assert sorted(rows) == ['a [window=32768]', 'a [window=8192]', 'b']
+    wide = rows['a [window=32768]']
+    assert wide.lveval['cmrc_mixup', '16k'] == 32.0  # the newest result
+    assert wide.overall['16k'] == pytest.approx((10 * 10 + 32) / 11)
+    assert wide.overall['32k'] == 10.0 and wide.complete
+    assert wide.provenance['runs'] == [str(work / '20260101_000000'), str(work / '20260102_000000')]
+    assert (
+        len(wide.provenance['config_digest']) == 12
+        and wide.provenance['package_version'] == '0.2.0'
+    )
+    narrow = rows['a [window=8192]']
+    assert narrow.overall['16k'] == 5.0 and narrow.overall['32k'] is None  # no partial averages
+    assert narrow.average(board.levels) is None
+    failed = rows['b']
+    assert not failed.complete and failed.overall['16k'] is None
+    assert failed.missing == [
+        (
+            'LVEval_lic_mixup_16k',
+            'ValueError: model folder ./b does not exist (logs/infer/b/LVEval_lic_mixup_16k.out)',
+        )
+    ]
+    assert [row.label for row in board.rows] == ['a [window=32768]', 'a [window=8192]', 'b']
+    markdown = written[0].read_text()
+    assert '| b | - | 20.00 | 20.00 | 20.00 | 20.00 | - | incomplete (1 missing) |' in markdown
+    assert 'ValueError: model folder ./b does not exist' in markdown
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'o2'), '--strict']) == 1
+    assert main(['leaderboard', str(work / '20260101_000000'), '--out', str(tmp_path / 'o3'),
+                 '--strict']) == 0  # fmt: skip
+
+
+def test_changed_data_and_mixed_extraction_are_conflicts(tmp_path):
+    work = tmp_path / 'work'
+    model = {'m': {'type': HF, 'max_seq_len': 4096}}
+    recorded_run(work, '20260101_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 1.0,
+                                                         'AdaLEval_tsort_2k': 4.0}})  # fmt: skip
+    recorded_run(work, '20260102_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 2.0}},
+                 fingerprint='data-v2')  # fmt: skip
+    board, _ = write_leaderboard([work], tmp_path / 'out')
+    (row,) = board.rows
+    assert row.lveval['cmrc_mixup', '16k'] == 2.0
+    assert row.adaleval['tsort', '2k'] == {'accuracy': 4.0, 'instruction_following': 90.0}
+    assert board.conflicts == [('m', 'LVEval_cmrc_mixup_16k: the data changed between '
+                                     '20260101_000000 and 20260102_000000 (newest kept)')]  # fmt: skip
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'o'), '--strict']) == 1
+
+
+def test_published_rows_are_shipped_data_with_sources(tmp_path, shared):
+    for name in ('published_lveval.csv', 'published_adaleval.csv'):
+        assert (DATA / name).read_bytes() == (shared / 'reference' / name).read_bytes()
+    work = tmp_path / 'work'
+    recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
+                 {'m': full_scores(12.5)})  # fmt: skip
+    board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    published = {row.model: row for row in board.rows if row.kind == 'published'}
+    chatglm = published['ChatGLM3-6B-32k']
+    assert chatglm.overall == {
+        '16k': 30.70,
+        '32k': 26.62,
+        '64k': 17.62,
+        '128k': 11.56,
+        '256k': 7.17,
+    }
+    assert chatglm.lveval['cmrc_mixup', '16k'] == 51.21
+    assert chatglm.adaleval['bestanswer', '1k'] == {'accuracy': 39.8}
+    assert published['Qwen2-72B-Instruct'].lveval['cmrc_mixup', '16k'] == 37.05
+    assert 'infinigence/LVEval@63e7ae9:README.md' in chatglm.provenance['source']
+    assert board.rows[0].label == 'm'  # measured rows first, published after, never merged
+    assert all(row.kind == 'published' for row in board.rows[1:])
+    loogle = [
+        r
+        for r in csv.DictReader(written[1].open())
+        if r['row'] == 'GPT-4-8k (published)' and r['item'] == 'loogle_MIR_mixup'
+    ]  # the README's "loogle-MR-mixup" table
+    assert [r['level'] for r in loogle] == list(LEVELS)
+
+
+def chromium() -> str:
+    for name in ('chromium', 'chromium-browser', 'google-chrome'):
+        if shutil.which(name):
+            return shutil.which(name)
+    pytest.skip('no headless browser here: `apt-get install -y chromium` (CI installs it)')
+
+
+def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
+    work = tmp_path / 'work'
+    hf = {'type': HF, 'max_seq_len': 4096}
+    recorded_run(work, '20260101_000000', {'low': hf, 'high': hf, 'mid': hf},
+                 {'low': full_scores(3.0), 'high': full_scores(40.0), 'mid': full_scores(20.0)})  # fmt: skip
+    board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    page = written[3]
+
+    def rendered(fragment: str) -> str:
+        done = subprocess.run(
+            [chromium(), '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
+             '--no-first-run', '--disable-background-networking', '--disable-component-update',
+             '--disable-sync', f'--user-data-dir={tmp_path / "profile"}', '--dump-dom',
+             page.as_uri() + fragment],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    from html.parser import HTMLParser
+
+    class Rows(HTMLParser):
+        """(label, [cell texts]) of the LV-Eval table's body rows, in page order."""
+
+        def __init__(self):
+            super().__init__()
+            self.rows, self.table, self.cells, self.sorted_by = [], None, None, None
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == 'table' and attrs.get('id') == 'lveval':
+                self.table, self.sorted_by = 'lveval', attrs.get('data-sorted-by')
+            elif tag == 'tr' and self.table and 'data-label' in attrs:
+                self.cells = [attrs['data-label']]
+                self.rows.append(self.cells)
+            elif tag == 'td' and self.cells is not None:
+                self.cells.append('')
+
+        def handle_endtag(self, tag):
+            if tag == 'table':
+                self.table = None
+            elif tag == 'tr':
+                self.cells = None
+
+        def handle_data(self, data):
+            if self.cells is not None and len(self.cells) > 1:
+                self.cells[-1] += data
+
+    by_default = Rows()
+    by_default.feed(rendered(''))
+    table = {r['row']: r for r in csv.DictReader(written[1].open()) if r['table'] == 'overall'
+             and r['level'] == '16k'}  # fmt: skip
+    labels = [row[0] for row in by_default.rows]
+    assert labels[:3] == ['high', 'mid', 'low']  # measured rows by Overall
+    assert len(labels) == 3 + sum(1 for row in board.rows if row.kind == 'published' and row.lveval)
+    for label, *cells in by_default.rows:
+        if label in table:  # the page shows the CSV's numbers
+            assert float(cells[1]) == pytest.approx(float(table[label]['value']), abs=0.005)
+    sorted_page = Rows()
+    sorted_page.feed(rendered('#sort=16k:asc'))  # the page's own script sorts on load
+    assert sorted_page.sorted_by == '16k:asc'
+    ascending = [float(cells[1]) for _, *cells in sorted_page.rows if cells[1].strip() != '-']
+    assert ascending == sorted(ascending) and ascending[0] == 3.0
+    assert [row[0] for row in sorted_page.rows][-1] == 'Qwen2-72B-Instruct (published)'  # no 16k

@@ -47,6 +47,10 @@ assert [m['abbr'] for m in cfg.models] == ['extractive-bm25', 'random-guess']
 assert cfg.summarizer['type'].__name__ == 'LongContextSummarizer'
 print(f'a config outside the checkout read {len(abbrs)} datasets, 2 models and the summarizer')
 
+from opencompass_lveval.leaderboard.published import published_rows  # noqa: E402
+
+assert len(published_rows()) == 21, 'the published results must ship inside the wheel'
+
 bin_dir = Path(sys.executable).parent
 folder = subprocess.run(
     [bin_dir / 'lveval', 'configs-dir'], capture_output=True, text=True, check=True

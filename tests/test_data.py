@@ -193,3 +193,17 @@ def test_hub_download_offline_is_a_clear_error(tmp_path, monkeypatch):
         LVEvalDataError, match='Could not download cmrc_mixup.zip.*Download the official zips once'
     ):
         download_from_hub('cmrc_mixup', cache_dir=str(tmp_path))
+
+
+def test_a_full_size_1000k_record_loads(tmp_path, shared):
+    """One factrecall context of a million words (about 6 MB, beyond Arrow's 4 MB block), built
+    from the books and read back whole."""
+    from opencompass_lveval.lveval.build import build_factrecall
+    from opencompass_lveval.lveval.dataset import LVEvalDataset
+
+    (path,) = build_factrecall('en', tmp_path, shared / 'corpora', ['1000k'], count=1)
+    assert path.stat().st_size > 5_000_000
+    table = LVEvalDataset.load(name='factrecall_en_1000k', path=str(tmp_path))
+    context = table[0]['context']
+    assert abs(len(context.split()) - 1_000_000) <= 1000
+    assert 'Ludwig Beethoven' in context

@@ -1,59 +1,17 @@
 """Whole OpenCompass runs, kept few and small (each task is a subprocess with seconds of imports):
-the tiny random Llama through LongContextHF, and Slurm dispatch through a stand-in `srun`."""
+the tiny random Llama through LongContextHF, the real stackselect file with the random baseline,
+the paper's ablations, and a leaderboard refresh with levels past 256k."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from runs import derived_config, load_config, results, run_opencompass
 
 from opencompass_lveval.lveval.synthetic import write_synthetic_data
 from opencompass_lveval.testing import save_tiny_llama
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parents[1]
-OPENCOMPASS = [sys.executable, '-m', 'opencompass.cli.main']
 KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k')
-
-
-def load_config(name: str):
-    from mmengine.config import Config
-
-    return Config.fromfile(str(REPO / 'configs' / name), format_python_code=False)
-
-
-def derived_config(tmp_path: Path, base: str, keep=KEEP, **overrides) -> Path:
-    """The repo config ``base`` with only the datasets in ``keep`` and a few keys replaced,
-    dumped to a standalone file."""
-    cfg = load_config(base)
-    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in keep]
-    for key, value in overrides.items():
-        cfg[key] = value
-    path = tmp_path / 'config.py'
-    cfg.dump(str(path))
-    return path
-
-
-def run_opencompass(config: Path, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        OPENCOMPASS + [str(config), '-w', str(cwd / 'out')],
-        cwd=cwd,
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
-
-
-def results(work_dir: Path, model: str) -> dict:
-    run = next((work_dir / 'out').iterdir())
-    return {
-        path.stem: json.loads(path.read_text()) for path in (run / 'results' / model).glob('*.json')
-    }
 
 
 @pytest.fixture
@@ -89,39 +47,6 @@ def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):
     loogle = next(line for line in table if line.startswith('loogle_SD_mixup,')).split(',')
     assert float(loogle[1]) == scores['LVEval_loogle_SD_mixup_16k']['score']
     assert (run / 'summary' / 'factrecall_heatmap_tiny-llama.png').exists()
-
-
-def test_slurm_dispatch_with_a_stand_in_srun(tmp_path, data_dir, monkeypatch):
-    bin_dir = tmp_path / 'bin'
-    bin_dir.mkdir()
-    log = tmp_path / 'srun.log'
-    srun = bin_dir / 'srun'
-    srun.write_text(
-        '#!/usr/bin/env bash\n'
-        '# Stand-in for Slurm: log the request, then run the task here.\n'
-        f'echo "$*" >> {log}\n'
-        'while [ $# -gt 0 ]; do case "$1" in -J) shift 2; break;; *) shift;; esac; done\n'
-        'exec bash -c "$*"\n'
-    )
-    srun.chmod(0o755)
-    models = [
-        dict(
-            type='opencompass_lveval.models.baselines.ExtractiveBaseline',
-            abbr='extractive-bm25',
-            batch_size=8,
-            max_out_len=64,
-            run_cfg=dict(num_gpus=1),
-        )
-    ]
-    monkeypatch.setenv('LVEVAL_DATA_DIR', str(data_dir))
-    config = derived_config(tmp_path, 'eval_lveval_slurm.py', models=models)
-    run_opencompass(config, tmp_path, {'PATH': f'{bin_dir}:{os.environ["PATH"]}'})
-    requests = log.read_text().splitlines()
-    infer = [r for r in requests if 'OpenICLInfer[' in r]
-    evaluate = [r for r in requests if 'OpenICLEval[' in r]
-    assert infer and all(r.startswith('-p gpu --gres=gpu:1 -N1 -u -J') for r in infer)
-    assert evaluate and all(r.startswith('-p cpu -N1 -u -J') for r in evaluate)
-    assert sorted(results(tmp_path, 'extractive-bm25')) == sorted(KEEP)
 
 
 def test_random_guess_on_real_stackselect_1k_matches_the_paper(tmp_path, shared, monkeypatch):
@@ -215,3 +140,78 @@ def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, mon
     assert ppl_result['instruction_following'] == 100.0
     rear = scores['AdaLEval_bestanswer_rear_1k']['details']
     assert [d['answer'] for d in rear] == [['A3'], ['A3'], ['A2']]  # 3, 3, 2 answers: moved last
+
+
+def test_leaderboard_refresh_with_levels_past_256k(tmp_path, shared, capsys):
+    """The refresh workflow on data past 256k: run one model, add a second with `-r` (only its
+    tasks run), report, and merge both into a leaderboard with the published rows."""
+    from opencompass_lveval.adaleval.build import write_task_file
+    from opencompass_lveval.adaleval.entries import at_settings
+    from opencompass_lveval.adaleval.tasks import BESTANSWER
+    from opencompass_lveval.cli import main
+    from opencompass_lveval.leaderboard import write_leaderboard
+    from opencompass_lveval.lveval.build import build_factrecall
+    from opencompass_lveval.lveval.entries import at_levels
+
+    data = tmp_path / 'data'
+    build_factrecall('en', data, shared / 'corpora', ['512k', '1000k'], count=4, scale=100)
+    write_synthetic_data(data, count=3, levels=['16k'])
+    write_task_file(BESTANSWER, '256k', BESTANSWER.synthetic('256k', 3, 0), data / 'ada')
+    lveval = load_config('datasets/lveval/lveval_gen.py').lveval_datasets
+    adaleval = load_config('datasets/adaleval/adaleval_gen.py').adaleval_datasets
+    datasets = (
+        [d for d in lveval if d['abbr'] == 'LVEval_loogle_SD_mixup_16k']
+        + at_levels(lveval, ['512k', '1000k'], datasets=['factrecall_en'])
+        + at_settings(adaleval, ['256k'], tasks=['bestanswer'])
+    )
+    for dataset in datasets:
+        dataset['path'] = str(data)
+    cpu = load_config('models/cpu_baselines.py').models
+    summarizer = load_config('summarizers/lveval.py').summarizer
+    abbrs = [d['abbr'] for d in datasets]
+    first = derived_config(tmp_path, 'eval_demo.py', keep=abbrs, name='first.py', datasets=datasets,
+                           models=cpu[:1], summarizer=summarizer)  # fmt: skip
+    done = run_opencompass(first, tmp_path)
+    assert 'LVEval_factrecall_en_1000k' in done.stdout  # the summarizer shows the new levels
+    run = next((tmp_path / 'out').iterdir())
+    kept = run / 'predictions' / 'extractive-bm25' / 'LVEval_factrecall_en_512k.json'
+    before = kept.stat().st_mtime_ns
+    second = derived_config(tmp_path, 'eval_demo.py', keep=abbrs, name='second.py',
+                            datasets=datasets, models=cpu, summarizer=summarizer)  # fmt: skip
+    run_opencompass(second, tmp_path, {}, '-r')  # the same run folder, only what is missing
+    assert [p.name for p in (tmp_path / 'out').iterdir()] == [run.name]
+    assert kept.stat().st_mtime_ns == before
+    scores = {model: results(tmp_path, model) for model in ('extractive-bm25', 'random-guess')}
+    assert all(sorted(found) == sorted(abbrs) for found in scores.values())
+
+    board, written = write_leaderboard([tmp_path / 'out'], tmp_path / 'board', with_published=True)
+    assert board.levels == ['16k', '32k', '64k', '128k', '256k', '512k', '1000k']
+    rows = {row.label: row for row in board.rows}
+    extractive = rows['extractive-bm25']
+    for level in ('512k', '1000k'):
+        expected = scores['extractive-bm25'][f'LVEval_factrecall_en_{level}']['score']
+        assert extractive.lveval['factrecall_en', level] == expected
+        assert extractive.overall[level] is None  # 1 of 11 datasets: no partial average
+    assert rows['random-guess'].adaleval['bestanswer', '256k']['accuracy'] == (
+        scores['random-guess']['AdaLEval_bestanswer_256k']['accuracy'])  # fmt: skip
+    assert extractive.complete and rows['random-guess'].complete and not board.missing
+    assert rows['ChatGLM3-6B-32k (published)'].kind == 'published'
+    assert extractive.provenance['runs'] == [str(run)]
+    assert (
+        '| 16k | 32k | 64k | 128k | 256k | 512k | 1000k | avg | status |' in written[0].read_text()
+    )
+
+    assert main(['report', str(tmp_path / 'out')]) == 0
+    header = (run / 'summary' / 'lveval_extractive-bm25.csv').read_text().splitlines()[0]
+    assert header == 'dataset,16k,512k,1000k,avg'
+    factrecall = next(line for line in (run / 'summary' / 'lveval_extractive-bm25.csv')
+                      .read_text().splitlines() if line.startswith('factrecall_en,'))  # fmt: skip
+    assert float(factrecall.split(',')[2]) == extractive.lveval['factrecall_en', '512k']
+    ada = (run / 'summary' / 'adaleval_bestanswer_random-guess.csv').read_text().splitlines()[0]
+    assert ada == 'metric,256k'
+    assert (run / 'summary' / 'lveval_levels.png').exists()
+    capsys.readouterr()
+    assert main(['data', 'check', str(data)]) == 1  # official levels present: some are missing
+    out = capsys.readouterr().out
+    assert 'factrecall_en_1000k' in out and 'ok (non-official level)' in out
+    assert 'stackselect_256k.json' in out and 'ok (non-paper setting)' in out

@@ -1,0 +1,51 @@
+"""Helpers for the tests that run OpenCompass end to end (each task a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OPENCOMPASS = [sys.executable, '-m', 'opencompass.cli.main']
+KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k')
+
+
+def load_config(name: str):
+    from mmengine.config import Config
+
+    return Config.fromfile(str(REPO / 'configs' / name), format_python_code=False)
+
+
+def derived_config(folder: Path, base: str, keep=KEEP, name: str = 'config.py', **overrides):
+    """The repo config ``base`` with only the datasets in ``keep`` and a few keys replaced,
+    dumped to a standalone file."""
+    cfg = load_config(base)
+    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in keep]
+    for key, value in overrides.items():
+        cfg[key] = value
+    path = folder / name
+    cfg.dump(str(path))
+    return path
+
+
+def run_opencompass(config: Path, cwd: Path, env: dict = None, *extra: str, work='out'):
+    done = subprocess.run(
+        OPENCOMPASS + [str(config), '-w', str(cwd / work), *extra],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
+
+
+def results(work_dir: Path, model: str, work='out') -> dict:
+    run = sorted((work_dir / work).iterdir())[-1]
+    return {
+        path.stem: json.loads(path.read_text()) for path in (run / 'results' / model).glob('*.json')
+    }

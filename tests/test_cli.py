@@ -1,0 +1,90 @@
+"""The command starts at once: the commands that need no model import neither torch nor
+OpenCompass, each in a fresh process as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import opencompass_lveval
+
+PROBE = """
+import sys
+from opencompass_lveval.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = sorted({name.split('.')[0] for name in sys.modules} & {'torch', 'opencompass', 'transformers', 'pandas'})
+print('HEAVY=' + ','.join(heavy))
+"""
+
+
+def loaded(*argv: str) -> list[str]:
+    done = subprocess.run([sys.executable, '-c', PROBE, *argv], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    line = next(line for line in done.stdout.splitlines() if line.startswith('HEAVY='))
+    return [name for name in line[len('HEAVY=') :].split(',') if name]
+
+
+@pytest.fixture(scope='module')
+def folders(tmp_path_factory):
+    root = tmp_path_factory.mktemp('cli')
+    predictions = root / 'predictions'
+    predictions.mkdir()
+    (predictions / 'cmrc_mixup_16k.jsonl').write_text(
+        json.dumps({'pred': '北京', 'answers': ['北京']}, ensure_ascii=False) + '\n', 'utf-8')  # fmt: skip
+    (root / 'responses.jsonl').write_text(json.dumps({'prediction': '[1, 2, 3, 4]',
+                                                      'answer': [1, 2, 3, 4]}) + '\n')  # fmt: skip
+    run = root / 'work' / '20260101_000000' / 'results' / 'm'
+    run.mkdir(parents=True)
+    (run / 'LVEval_cmrc_mixup_16k.json').write_text(json.dumps({'score': 50.0}))
+    return root
+
+
+@pytest.mark.parametrize('argv', [
+    ['--help'],
+    ['score', '{root}/predictions'],
+    ['score-adaleval', '--task', 'tsort', '{root}/responses.jsonl'],
+    ['report', '{root}/work', '--out', '{root}/report'],
+    ['data', 'synth', '{root}/synth', '--count', '1'],
+    ['data', 'check', '{root}/synth'],
+    ['build', 'tsort', '--books', '{shared}/corpora/en/dracula.txt', '--setting', '2k',
+     '--count', '2', '--out', '{root}/ada'],
+])  # fmt: skip
+def test_commands_without_a_model_load_no_torch_and_no_opencompass(argv, folders, shared):
+    argv = [a.format(root=folders, shared=shared) for a in argv]
+    heavy = loaded(*argv)
+    assert 'torch' not in heavy and 'opencompass' not in heavy and 'transformers' not in heavy
+    if argv[0] in ('--help', 'score'):  # as light as the official evaluation.py: no pandas
+        assert heavy == []
+
+
+def test_version_and_configs_dir(capsys):
+    from opencompass_lveval.cli import main
+
+    with pytest.raises(SystemExit):
+        main(['--version'])
+    assert capsys.readouterr().out.strip() == f'lveval {opencompass_lveval.__version__}'
+    assert main(['configs-dir']) == 0
+    folder = Path(capsys.readouterr().out.strip())
+    assert (folder / 'datasets' / 'lveval' / 'lveval_gen.py').is_file()
+    assert (folder / 'eval_lveval_slurm.py').is_file()
+
+
+def test_classes_load_on_first_use_and_register():
+    from opencompass.registry import ICL_EVALUATORS, ICL_PROMPT_TEMPLATES, LOAD_DATASET, MODELS
+
+    import opencompass_lveval.register  # noqa: F401
+
+    assert LOAD_DATASET.get('AdaLEvalDataset') is opencompass_lveval.AdaLEvalDataset
+    assert ICL_EVALUATORS.get('AdaLEvalEvaluator') is opencompass_lveval.AdaLEvalEvaluator
+    assert MODELS.get('LongContextVLLM') is opencompass_lveval.LongContextVLLM
+    assert ICL_PROMPT_TEMPLATES.get('LongContextPromptTemplate') is (
+        opencompass_lveval.LongContextPromptTemplate)  # fmt: skip
+    with pytest.raises(AttributeError):
+        opencompass_lveval.NoSuchClass  # noqa: B018

@@ -3,7 +3,7 @@
 A byte-level BPE tokenizer is trained here on ``../shared/corpora`` (16k vocabulary), then three
 ways are timed on each prompt:
   bare      one ``tokenizer.encode`` of the prompt (the floor);
-  ours      ``fit_prompt``: one encode, cut on ids, chat-template ids around it;
+  ours      ``InputBuilder`` (exact inputs): the framed prompt encoded once, cut on ids;
   official  LV-Eval's way: encode, decode both halves, join, apply the chat template, re-encode.
 It also reports how many ids each way hands the model against the budget, and whether the
 official way changed the kept head or tail.
@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import DEFAULT, read_book  # noqa: E402
 
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
+from opencompass_lveval.models.inputs import InputBuilder  # noqa: E402
 from opencompass_lveval.testing import train_tokenizer  # noqa: E402
-from opencompass_lveval.truncation import PromptFrame, fit_prompt  # noqa: E402
 
 WINDOW, MAX_OUT = 32 * 1024, 64
 
@@ -65,17 +65,19 @@ def main() -> None:
         f'tokenizer: byte-level BPE, {len(tokenizer)} ids, trained in '
         f'{time.perf_counter() - start:.1f} s; window {WINDOW}, max_out_len {MAX_OUT}'
     )
-    frame = PromptFrame.for_chat(tokenizer)
-    budget = WINDOW - MAX_OUT - len(frame)
+    builder = InputBuilder(tokenizer, WINDOW)
     for name, task, context in (
         ('en 256k words', 'factrecall_en', english),
         ('zh 256k chars', 'factrecall_zh', chinese),
     ):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
         bare_s, ids = best_of(args.repeat, tokenizer.encode, prompt, add_special_tokens=False)
-        ours_s, ours = best_of(args.repeat, fit_prompt, tokenizer, prompt, frame, WINDOW, MAX_OUT)
+        ours_s, item = best_of(args.repeat, builder.build, prompt, MAX_OUT)
+        start, end = item.prompt_span
+        suffix = len(item.ids) - end
+        budget = WINDOW - MAX_OUT - start - suffix
         official_s, official = best_of(args.repeat, official_way, tokenizer, prompt, budget)
-        body = ours[len(frame.prefix) : len(ours) - len(frame.suffix)]
+        body = item.ids[start:end]
         head = budget - budget // 2
         exact = body[:head] == ids[:head] and body[head:] == ids[len(ids) - budget // 2 :]
         print(f'{name}: {len(ids)} prompt ids, budget {budget}')
@@ -84,7 +86,7 @@ def main() -> None:
             f'  ours        {ours_s:.3f} s ({ours_s / bare_s:.2f}x bare), {len(body)} prompt ids'
             f' (budget {budget}), head and tail kept exactly: {exact}'
         )
-        official_body = official[len(frame.prefix) : len(official) - len(frame.suffix)]
+        official_body = official[start : len(official) - suffix]
         print(
             f'  official    {official_s:.3f} s ({official_s / bare_s:.2f}x bare), '
             f'{len(official_body)} prompt ids after re-encoding (budget {budget}), '

@@ -87,42 +87,48 @@ def _version(result: Result) -> Optional[str]:
 
 def measured_rows(runs: list[Run]) -> list[Row]:
     """One row per model and settings, from the runs (oldest first: newer results win)."""
-    rows: dict[tuple, Row] = {}
-    cells: dict[tuple, dict[str, Result]] = {}  # row key -> dataset -> newest result
-    asked: dict[tuple, set[str]] = {}
-    versions: dict[tuple, str] = {}  # (model, window, inputs) -> newest version seen
+    versions: dict[tuple, str] = {}  # (model, window, inputs) -> newest package version seen
     for run in runs:
         for result in run.results:
             if _version(result):
                 versions[(result.model, *_model_settings(run, result.model))] = _version(result)
+
+    def result_key(run: Run, result: Result) -> tuple:
+        base = (result.model, *_model_settings(run, result.model))
+        return (*base, _version(result) or versions.get(base))
+
+    def asked_key(run: Run, model: str) -> tuple:
+        """The row a run's asked-for datasets belong to: its newest version for the model."""
+        base = (model, *_model_settings(run, model))
+        own = [_version(r) for r in run.results if r.model == model and _version(r)]
+        return (*base, own[-1] if own else versions.get(base))
+
+    rows: dict[tuple, Row] = {}
+    cells: dict[tuple, dict[str, Result]] = {}  # row key -> dataset -> newest result
+    asked: dict[tuple, set[str]] = {}
     for run in runs:
         for model in sorted(set(run.models) | {r.model for r in run.results}):
-            base = (model, *_model_settings(run, model))
-            own = [_version(r) for r in run.results if r.model == model and _version(r)]
-            keys = {(*base, _version(r) or versions.get(base)) for r in run.results
-                    if r.model == model} or {(*base, own[-1] if own else versions.get(base))}  # fmt: skip
+            keys = {result_key(run, r) for r in run.results if r.model == model}
+            keys.add(asked_key(run, model))
             for key in keys:
-                row = rows.setdefault(key, Row(model, MEASURED, model, dict(
-                    zip(('window', 'inputs', 'package_version'), key[1:]))))  # fmt: skip
+                settings = dict(zip(('window', 'inputs', 'package_version'), key[1:]))
+                row = rows.setdefault(key, Row(model, MEASURED, model, settings))
                 if str(run.folder) not in row.provenance.setdefault('runs', []):
                     row.provenance['runs'].append(str(run.folder))
                 row.provenance['date'] = run.date
                 if model in run.models:
                     row.provenance['config_digest'] = config_digest(run.models[model])
-            newest_key = (*base, own[-1] if own else versions.get(base))
-            asked.setdefault(newest_key, set()).update(run.datasets.get(model, []))
+            asked.setdefault(asked_key(run, model), set()).update(run.datasets.get(model, []))
         for result in run.results:
-            key = (result.model, *_model_settings(run, result.model))
-            key = (*key, _version(result) or versions.get(key))
+            key = result_key(run, result)
             row_cells = cells.setdefault(key, {})
             older = row_cells.get(result.dataset)
-            if older is not None:
-                before, after = _fingerprint(older), _fingerprint(result)
-                if before and after and before != after:
-                    rows[key].conflicts.append(
-                        f'{result.dataset}: the data changed between {older.run.name} and '
-                        f'{run.folder.name} (newest kept)'
-                    )
+            if older is not None and None not in (_fingerprint(older), _fingerprint(result)) \
+                    and _fingerprint(older) != _fingerprint(result):  # fmt: skip
+                rows[key].conflicts.append(
+                    f'{result.dataset}: the data changed between {older.run.name} and '
+                    f'{run.folder.name} (newest kept)'
+                )
             if older is None or result.written >= older.written:
                 row_cells[result.dataset] = result
     for key, row in rows.items():

@@ -71,7 +71,7 @@ def test_dataset_columns(tricky_folder):
     elsewhere = LVEvalDataset(
         abbr='x', name='loogle_SD_mixup_16k', path=str(copy), reader_cfg=READER
     )
-    assert elsewhere.test['data_fingerprint'] == [fingerprint] * 2 and len(fingerprint) == 32
+    assert elsewhere.test['data_fingerprint'] == [fingerprint] * 2 and len(fingerprint) == 40
     (copy / source.name).write_bytes(source.read_bytes().replace(b'Paris.', b'Lyon.'))
     edited = LVEvalDataset(abbr='x', name='loogle_SD_mixup_16k', path=str(copy), reader_cfg=READER)
     assert edited.test['data_fingerprint'][0] != fingerprint

@@ -16,7 +16,7 @@ from .prompts import bestanswer_prompt, tsort_prompt
 # A stated cap on the candidates of one BestAnswer case (official files hold tens to a few
 # hundred), so that nothing read from a file can make extraction allocate without bound.
 MAX_CHOICES = 10_000
-TSORT_ORDERS = 24  # the answers TSort allows: the permutations of four parts
+TSORT_ORDER_COUNT = 24  # the answers TSort allows: the permutations of four parts
 POSITIONS = ('front', 'middle', 'rear')
 
 
@@ -147,7 +147,7 @@ def tsort_sample(record: dict, position: Optional[str] = None) -> Sample:
     prompt = record.get('prompt') or tsort_prompt(
         record['before'], record['parts'], record['after']
     )
-    return Sample(prompt, str(answer_order(record['answer'])), TSORT_ORDERS)
+    return Sample(prompt, str(answer_order(record['answer'])), TSORT_ORDER_COUNT)
 
 
 def tsort_gold(record: dict) -> tuple[list[int], int]:
@@ -156,4 +156,4 @@ def tsort_gold(record: dict) -> tuple[list[int], int]:
         raise ValueError(
             f'"answer" must be a permutation of [1, 2, 3, 4], found {str(record["answer"])[:40]!r}'
         )
-    return answer, TSORT_ORDERS
+    return answer, TSORT_ORDER_COUNT

@@ -154,7 +154,8 @@ class _Digesting:
     from the one parse, with no second read."""
 
     def __init__(self, stream: IO[bytes], digest) -> None:
-        self.stream, self.digest, self.closed = stream, digest, False
+        self.stream, self.digest = stream, digest
+        self.closed = False  # Arrow checks it before reading
 
     def read(self, size: int = -1) -> bytes:
         chunk = self.stream.read(size)

@@ -406,3 +406,27 @@ def test_what_a_middle_cut_must_keep():
     assert filled[:head].endswith('Article: ') and filled[head:].startswith('Passage 0')
     assert filled[-tail:].startswith('\n\nPlease answer') and filled.endswith('Who?\nAnswer:')
     assert task.protected_chars('Some other prompt') is None
+
+
+def test_official_bestanswer_reading_equals_the_official_loop_without_its_cost():
+    """The official code tries A1..An and 1..n as substrings; the digit-run reading must give the
+    same on any response, and stay fast where the loop would allocate n candidates."""
+    import random
+    import time
+
+    def official_loop(prediction, num_choice):
+        for candidates in ([f'A{i}' for i in range(1, num_choice + 1)],
+                           [str(i) for i in range(1, num_choice + 1)]):  # fmt: skip
+            found = [i for i, c in enumerate(candidates, 1) if c in prediction]
+            if found:
+                return f'A{found[-1]}'
+        return '???'
+
+    rng = random.Random(0)
+    for _ in range(3000):
+        n = rng.choice([1, 2, 5, 9, 10, 11, 20, 99, 100, 101, 150, 1000])
+        response = ''.join(rng.choice('A0123456789 a.') for _ in range(rng.randint(0, 14)))
+        assert bestanswer_official(response, n) == official_loop(response, n), (response, n)
+    start = time.perf_counter()
+    assert bestanswer_official('7' * 1_000_000, 10_000) == 'A7777'
+    assert time.perf_counter() - start < 2

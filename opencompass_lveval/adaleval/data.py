@@ -113,7 +113,8 @@ def read_records(
     _check_setting(task, setting)
     records = read_file(path)
     count = official_sample_count(setting, cheap)
-    _raise_for_problems(path, task, records[: count if limit is None else limit])
+    used = records[: count if limit is None else limit]
+    _raise_for_problems(path, task, used)
     if limit is None and setting in task.settings and len(records) < count:
         raise AdaLEvalDataError(
             f'{path} holds {len(records)} records, but the official code uses the first {count} '
@@ -121,7 +122,7 @@ def read_records(
             f'it again, or set limit={len(records)} in the dataset config to use fewer on '
             f'purpose. {GET_DATA_HINT}'
         )
-    return records[: count if limit is None else limit]
+    return used
 
 
 def load_task(

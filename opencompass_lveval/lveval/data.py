@@ -313,10 +313,11 @@ def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
     the folder holds no subset at an official level, as a builder's output at 512k) and any at
     other levels, with record counts and problems."""
     found = find_subsets(root)
-    release = any(split_subset(subset)[1] in LEVELS for subset in found)
+    parsed = [split_subset(subset) for subset in found]
+    release = any(level in LEVELS for _, level in parsed)
     for task in TASKS:
         levels = by_size(
-            set(LEVELS) | {split_subset(s)[1] for s in found if split_subset(s)[0] is task}
+            set(LEVELS) | {level for found_task, level in parsed if found_task is task}
         )
         for level in levels:
             subset = task.subset(level)

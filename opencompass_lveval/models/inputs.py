@@ -163,27 +163,27 @@ class InputBuilder:
     def _framed(self, prompt: Any) -> tuple[list[int], int, int, str]:
         """(full ids, start and end of the prompt's ids in them, the prompt text): the framed
         prompt tokenized once; the span is found by matching the frame's own ids at both ends."""
-        text = self.prompt_text(prompt)
-        if isinstance(self.conversation, PiecesFormat):
-            before, after = self.conversation.frame_ids(self.tokenizer)
-            body = self._encode(text)
-            return before + body + after, len(before), len(before) + len(body), text
-        if self.chat and self.conversation is None and not isinstance(prompt, str):
+        if self.chat and self.conversation is None:
             messages = self._messages(prompt)
-        elif self.chat and self.conversation is None:
-            messages = [{'role': 'user', 'content': prompt}]
-        else:
-            messages = None
-        if messages is not None:
+            text = messages[-1]['content']
             before, after = self._template_frame(messages[:-1])
             rendered = self._render(messages)
             if not (rendered.startswith(before) and rendered.endswith(after)):
                 raise TruncationError(f'{self.name}: the chat template changes with its content')
             full = self._encode(rendered)
             return full, *_span(full, self._encode(before), self._encode(after)), text
+        text = self.prompt_text(prompt)
+        if isinstance(self.conversation, PiecesFormat):
+            return (*self._pieces(self.conversation, text), text)
         fmt = self.conversation or BARE
         full = self._encode(fmt.render(text), fmt.add_special_tokens)
         return full, *self._format_span(fmt, full), text
+
+    def _pieces(self, fmt: PiecesFormat, text: str) -> tuple[list[int], int, int]:
+        """(ids, start, end of the prompt's ids): the format's pieces around the text's own ids."""
+        before, after = fmt.frame_ids(self.tokenizer)
+        body = self._encode(text)
+        return before + body + after, len(before), len(before) + len(body)
 
     def _format_span(self, fmt: TextFormat, full: list[int]) -> tuple[int, int]:
         before, after = fmt.split()
@@ -233,9 +233,7 @@ class InputBuilder:
             )
         fmt = self.conversation or BARE
         if isinstance(fmt, PiecesFormat):
-            before, after = fmt.frame_ids(self.tokenizer)
-            body = self._encode(text)
-            ids, start, end = before + body + after, len(before), len(before) + len(body)
+            ids, start, end = self._pieces(fmt, text)
         else:
             ids = list(
                 self.tokenizer(

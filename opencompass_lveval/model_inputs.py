@@ -5,7 +5,9 @@ rendered by the dataset's own template and role parser as the inferencer would, 
 ids by the model's input builder (its tokenizer alone is loaded). One JSON line each; a short
 summary per model x dataset with the decoded text around the template and the cut answers the
 usual questions (chat template on or off, one BOS or two, where the middle went) before any GPU
-time is spent.
+time is spent. Each line also holds the user message, and the summary says whether it equals the
+dataset's prompt (the template's HUMAN text filled from the record) for every record: a parser
+that adds a separator shows here as ``prompt DIFFERS``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,24 @@ def _shown(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def dataset_prompt(prompt) -> str:
+    """The dataset's own prompt text, before any role parser: the template output itself, or
+    the text of its last HUMAN round."""
+    if isinstance(prompt, str):
+        return prompt
+    texts = [p['prompt'] for p in prompt if isinstance(p, dict) and p.get('role') == 'HUMAN']
+    return texts[-1] if texts else ''
+
+
+def first_difference(expected: str, got: str) -> str:
+    """Where ``got`` leaves ``expected``, shown in a few characters of each."""
+    at = next((i for i, (a, b) in enumerate(zip(expected, got)) if a != b), None)
+    if at is None:
+        at = min(len(expected), len(got))
+    return (f'at character {at} of {len(expected)}: dataset {_shown(expected[at : at + 20])}, '
+            f'model {_shown(got[at : at + 20])}')  # fmt: skip
+
+
 def describe(tokenizer, item: ModelInput) -> list[str]:
     """The decoded text at both ends (template included) and around the cut."""
     ids = item.ids
@@ -54,11 +74,11 @@ def write_inputs(
 ) -> list[str]:
     """Write the JSON lines to ``out``; return the summary to print."""
     from mmengine.config import Config
-    from opencompass.models.huggingface_above_v4_33 import _get_meta_template
     from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
 
     from .models.base import LongContextModel
+    from .models.template import prompt_parser
     from .runner.infer_task import answer_length, model_class
 
     cfg = Config.fromfile(config_path, format_python_code=False)
@@ -75,32 +95,39 @@ def write_inputs(
                                'tokenizer to show); skipped')  # fmt: skip
                 continue
             builder = cls.input_builder(**{k: v for k, v in model_cfg.items() if k != 'type'})
-            parser = _get_meta_template(model_cfg.get('meta_template'))
+            parser = prompt_parser(model_cfg.get('meta_template'))
             for dataset_cfg in dataset_cfgs:
                 dataset = built[dataset_cfg['abbr']]
                 template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
                 max_out_len = answer_length(model_cfg, dataset_cfg)
-                items = []
+                items, differing = [], []
                 for index in range(min(len(dataset.test), limit or len(dataset.test))):
                     prompt = template.generate_item(
                         dataset.test[index], output_field=dataset.reader.output_column
                     )
-                    item = builder.build(parser.parse_template(prompt, mode='gen'), max_out_len)
+                    parsed = parser.parse_template(prompt, mode='gen')
+                    message, expected = builder.prompt_text(parsed), dataset_prompt(prompt)
+                    if message != expected:
+                        differing.append(first_difference(expected, message))
+                    item = builder.build(parsed, max_out_len)
                     items.append(item)
                     stream.write(json.dumps({
                         'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'],
                         'index': index, 'input_ids': item.ids, 'n_ids': len(item.ids),
                         'budget': item.budget, 'truncated': item.truncated,
-                        'mode': builder.inputs,
-                    }) + '\n')  # fmt: skip
+                        'mode': builder.inputs, 'user_message': message,
+                        'user_message_is_dataset_prompt': message == expected,
+                    }, ensure_ascii=False) + '\n')  # fmt: skip
                 written += len(items)
                 if not items:
                     continue
                 sizes = [len(i.ids) for i in items]
+                check = (f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing
+                         else 'prompt same')  # fmt: skip
                 summary.append(
                     f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(items)} records, '
                     f'{min(sizes)}-{max(sizes)} ids, budget {items[0].budget} ({builder.inputs}), '
-                    f'{sum(i.truncated for i in items)} cut; record 0:'
+                    f'{sum(i.truncated for i in items)} cut, {check}; record 0:'
                 )
                 summary += describe(builder.tokenizer, items[0])
     summary.append(f'wrote {written} lines to {out}')

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"
@@ -53,12 +53,13 @@ def train_tokenizer(texts: Optional[Iterable[str]] = None, vocab_size: int = 600
     )
 
 
-def save_tiny_llama(folder: Path, window: int = 512) -> Path:
-    """A 2-layer random Llama with the trained tokenizer, saved as a local HF model folder."""
+def save_tiny_llama(folder: Path, window: int = 512, tokenizer: Any = None) -> Path:
+    """A 2-layer random Llama, saved as a local HF model folder with ``tokenizer`` (a loaded
+    Hugging Face tokenizer; default: the small trained one)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    tokenizer = train_tokenizer()
+    tokenizer = tokenizer or train_tokenizer()
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tokenizer),

@@ -26,15 +26,8 @@ BROKEN = '\ufffd'
 
 
 @pytest.fixture(scope='module')
-def folders(tmp_path_factory):
-    from opencompass_lveval.testing import llama2_tokenizer_folder, qwen_tokenizer_folder
-
-    root = tmp_path_factory.mktemp('tokenizers')
-    return {
-        'llama2': llama2_tokenizer_folder(root / 'llama2'),
-        'vicuna': llama2_tokenizer_folder(root / 'vicuna', chat_template=None),
-        'qwen': qwen_tokenizer_folder(root / 'qwen'),
-    }
+def folders(tokenizer_folders):
+    return tokenizer_folders
 
 
 @pytest.fixture(scope='module')

@@ -7,11 +7,11 @@ import os
 from typing import Any, Optional, Union
 
 from opencompass.models.base import BaseModel
-from opencompass.models.huggingface_above_v4_33 import _get_meta_template
 
 from ..errors import ModelConfigError
 from .formats import Format
 from .inputs import InputBuilder, ModelInput
+from .template import prompt_parser
 
 LOCAL_PREFIXES = ('/', './', '../', '~')
 
@@ -73,8 +73,9 @@ class LongContextModel(BaseModel):
             generation_kwargs=generation_kwargs or {},
             **kwargs,
         )
-        # Rounds keep their roles (user, assistant, system), as in OpenCompass's chat wrappers.
-        self.template_parser = _get_meta_template(meta_template)
+        # Rounds keep their roles as in OpenCompass's chat wrappers; the user message is the
+        # dataset's prompt with nothing added (template.py).
+        self.template_parser = prompt_parser(meta_template)
         self.trust_remote_code = trust_remote_code
         self.builder = self.input_builder(
             path, max_seq_len, inputs, chat, conversation, max_length, chat_template_kwargs,

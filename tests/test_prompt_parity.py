@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import types
 from pathlib import Path
 
@@ -60,11 +59,8 @@ def factrecall_dir(shared, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope='module')
-def tokenizers(tokenizer_folders):
-    from transformers import AutoTokenizer
-
-    os.environ.setdefault('HF_HUB_OFFLINE', '1')
-    return {name: AutoTokenizer.from_pretrained(path) for name, path in tokenizer_folders.items()}
+def tokenizers(hf_tokenizers):
+    return hf_tokenizers
 
 
 @pytest.fixture(scope='module')

@@ -43,19 +43,12 @@ def _data_check(args: argparse.Namespace) -> int:
 
 
 def _data_synth(args: argparse.Namespace) -> int:
-    from .adaleval.build import write_synthetic
-    from .lveval.synthetic import write_synthetic_data
+    from . import benchmarks
 
-    paths = write_synthetic_data(args.out_dir, count=args.count, scale=args.scale, seed=args.seed)
-    print(
-        f'wrote {len(paths)} LV-Eval subsets ({args.count} records each, lengths / '
-        f'{args.scale}) to {args.out_dir}'
-    )
-    ada = write_synthetic(Path(args.out_dir) / 'adaleval', seed=args.seed)
-    print(
-        f'wrote {len(ada)} Ada-LEval files ({", ".join(p.name for p in ada)}; 10 records each) '
-        f'to {args.out_dir}/adaleval'
-    )
+    for benchmark in benchmarks.BENCHMARKS:
+        print(benchmark.write_synthetic(
+            Path(args.out_dir), count=args.count, scale=args.scale, seed=args.seed
+        ))  # fmt: skip
     return 0
 
 
@@ -168,7 +161,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     board, written = write_leaderboard(args.runs, args.out, args.published)
     measured = [row for row in board.rows if row.kind == 'measured']
     print(f'{len(measured)} measured rows, {len(board.rows) - len(measured)} published rows, '
-          f'levels {", ".join(board.levels) or "-"}')  # fmt: skip
+          f'sizes: {board.shown_sizes()}')  # fmt: skip
     for model, dataset, why in board.missing:
         print(f'missing: {model} x {dataset}: {why}')
     for label, note in board.conflicts:

@@ -362,8 +362,7 @@ def test_summary_groups_follow_the_datasets_of_the_run():
 
 
 def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
-    from opencompass_lveval.adaleval.build import write_synthetic
-    from opencompass_lveval.adaleval.synthetic import tsort_records
+    from opencompass_lveval.adaleval.synthetic import tsort_synthetic_records, write_synthetic
 
     paths = write_synthetic(tmp_path, count=4)
     assert sorted(p.name for p in paths) == [
@@ -376,8 +375,8 @@ def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
     longer = load_task('bestanswer', '2k', str(tmp_path), limit=4)
     assert [r['question'] for r in short] == [r['question'] for r in longer]
     assert all(len(b['all_answers']) > len(a['all_answers']) for a, b in zip(short, longer))
-    assert tsort_records('2k', 3) == tsort_records('2k', 3)
-    case = tsort_records('2k', 1)[0]
+    assert tsort_synthetic_records('2k', 3) == tsort_synthetic_records('2k', 3)
+    case = tsort_synthetic_records('2k', 1)[0]
     # Reading the parts in the answer's order gives the chronicle's years in sequence.
     body = case['prompt'].rpartition('Before: ')[2]  # after the instruction's sample
     years = [

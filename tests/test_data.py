@@ -13,7 +13,7 @@ from opencompass_lveval.lveval.data import (
     locate,
     read_subset,
 )
-from opencompass_lveval.lveval.synthetic import synthetic_records, write_synthetic_data
+from opencompass_lveval.lveval.synthetic import synthetic_records, write_synthetic
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 
 
@@ -157,7 +157,7 @@ def test_synthetic_data_is_deterministic_and_shaped_like_the_levels():
 
 
 def test_check_folder_counts_records_and_flags_problems(tmp_path, capsys):
-    write_synthetic_data(tmp_path, count=2, levels=['16k'])
+    write_synthetic(tmp_path, count=2, levels=['16k'])
     reports = {r.subset: r for r in check_folder(tmp_path)}
     assert len(reports) == 55
     assert reports['cmrc_mixup_16k'].records == 2
@@ -177,7 +177,7 @@ def test_check_folder_passes_a_complete_release(tmp_path, capsys, monkeypatch):
         'TASKS',
         [t.__class__(**{**t.__dict__, 'qa_pairs': counts[t.name]}) for t in data.TASKS],
     )
-    write_synthetic_data(tmp_path, count=1)
+    write_synthetic(tmp_path, count=1)
     assert main(['data', 'check', str(tmp_path)]) == 0
     assert '55 of 55 official subsets ok, 0 missing, 0 with problems' in capsys.readouterr().out
 

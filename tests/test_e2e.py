@@ -7,7 +7,7 @@ import json
 import pytest
 from runs import derived_config, load_config, results, run_opencompass
 
-from opencompass_lveval.lveval.synthetic import write_synthetic_data
+from opencompass_lveval.lveval.synthetic import write_synthetic
 from opencompass_lveval.testing import save_tiny_llama
 
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k')
 @pytest.fixture
 def data_dir(tmp_path):
     """Synthetic data where configs/eval_demo.py looks for it, relative to the run's folder."""
-    write_synthetic_data(tmp_path / 'data' / 'demo', count=3)
+    write_synthetic(tmp_path / 'data' / 'demo', count=3)
     return tmp_path / 'data' / 'demo'
 
 
@@ -152,10 +152,11 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, shared, capsys):
     from opencompass_lveval.leaderboard import write_leaderboard
     from opencompass_lveval.lveval.build import build_factrecall
     from opencompass_lveval.lveval.entries import at_levels
+    from opencompass_lveval.lveval.report import overall
 
     data = tmp_path / 'data'
     build_factrecall('en', data, shared / 'corpora', ['512k', '1000k'], count=4, scale=100)
-    write_synthetic_data(data, count=3, levels=['16k'])
+    write_synthetic(data, count=3, levels=['16k'])
     write_task_file(BESTANSWER, '256k', BESTANSWER.synthetic('256k', 3, 0), data / 'ada')
     lveval = load_config('datasets/lveval/lveval_gen.py').lveval_datasets
     adaleval = load_config('datasets/adaleval/adaleval_gen.py').adaleval_datasets
@@ -185,14 +186,14 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, shared, capsys):
     assert all(sorted(found) == sorted(abbrs) for found in scores.values())
 
     board, written = write_leaderboard([tmp_path / 'out'], tmp_path / 'board', with_published=True)
-    assert board.levels == ['16k', '32k', '64k', '128k', '256k', '512k', '1000k']
+    assert board.sizes['lveval'] == ['16k', '32k', '64k', '128k', '256k', '512k', '1000k']
     rows = {row.label: row for row in board.rows}
     extractive = rows['extractive-bm25']
     for level in ('512k', '1000k'):
         expected = scores['extractive-bm25'][f'LVEval_factrecall_en_{level}']['score']
-        assert extractive.lveval['factrecall_en', level] == expected
-        assert extractive.overall[level] is None  # 1 of 11 datasets: no partial average
-    assert rows['random-guess'].adaleval['bestanswer', '256k']['accuracy'] == (
+        assert extractive.results['lveval']['factrecall_en', level]['score'] == expected
+        assert overall(extractive, level) is None  # 1 of 11 datasets: no partial average
+    assert rows['random-guess'].results['adaleval']['bestanswer', '256k']['accuracy'] == (
         scores['random-guess']['AdaLEval_bestanswer_256k']['accuracy'])  # fmt: skip
     assert extractive.complete and rows['random-guess'].complete and not board.missing
     assert rows['ChatGLM3-6B-32k (published)'].kind == 'published'
@@ -206,7 +207,10 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, shared, capsys):
     assert header == 'dataset,16k,512k,1000k,avg'
     factrecall = next(line for line in (run / 'summary' / 'lveval_extractive-bm25.csv')
                       .read_text().splitlines() if line.startswith('factrecall_en,'))  # fmt: skip
-    assert float(factrecall.split(',')[2]) == extractive.lveval['factrecall_en', '512k']
+    assert (
+        float(factrecall.split(',')[2])
+        == extractive.results['lveval']['factrecall_en', '512k']['score']
+    )
     ada = (run / 'summary' / 'adaleval_bestanswer_random-guess.csv').read_text().splitlines()[0]
     assert ada == 'metric,256k'
     assert (run / 'summary' / 'lveval_levels.png').exists()

@@ -172,9 +172,9 @@ def test_official_inputs_that_overflow_the_window_are_an_error(tokenizers):
 
 def test_lveval_inputs_writes_the_ids_of_every_record(tmp_path, folders, tokenizers):
     from opencompass_lveval.cli import main
-    from opencompass_lveval.lveval.synthetic import write_synthetic_data
+    from opencompass_lveval.lveval.synthetic import write_synthetic
 
-    write_synthetic_data(tmp_path / 'data', count=2, levels=['16k'])
+    write_synthetic(tmp_path / 'data', count=2, levels=['16k'])
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     config = tmp_path / 'inputs_config.py'
     config.write_text(f"""from mmengine.config import read_base

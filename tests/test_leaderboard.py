@@ -13,6 +13,7 @@ import pytest
 
 from opencompass_lveval.cli import main
 from opencompass_lveval.leaderboard import write_leaderboard
+from opencompass_lveval.lveval.report import average, overall
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
 
 DATA = Path(__file__).resolve().parents[1] / 'opencompass_lveval' / 'leaderboard' / 'data'
@@ -77,19 +78,19 @@ def test_runs_merge_into_rows_by_model_and_settings(tmp_path):
     rows = {row.label: row for row in board.rows}
     assert sorted(rows) == ['a [window=32768]', 'a [window=8192]', 'b']
     wide = rows['a [window=32768]']
-    assert wide.lveval['cmrc_mixup', '16k'] == 32.0  # the newest result
-    assert wide.overall['16k'] == pytest.approx((10 * 10 + 32) / 11)
-    assert wide.overall['32k'] == 10.0 and wide.complete
+    assert wide.results['lveval']['cmrc_mixup', '16k']['score'] == 32.0  # the newest result
+    assert overall(wide, '16k') == pytest.approx((10 * 10 + 32) / 11)
+    assert overall(wide, '32k') == 10.0 and wide.complete
     assert wide.provenance['runs'] == [str(work / '20260101_000000'), str(work / '20260102_000000')]
     assert (
         len(wide.provenance['config_digest']) == 12
         and wide.provenance['package_version'] == '0.2.0'
     )
     narrow = rows['a [window=8192]']
-    assert narrow.overall['16k'] == 5.0 and narrow.overall['32k'] is None  # no partial averages
-    assert narrow.average(board.levels) is None
+    assert overall(narrow, '16k') == 5.0 and overall(narrow, '32k') is None  # no partial averages
+    assert average(narrow, board.sizes['lveval']) is None
     failed = rows['b']
-    assert not failed.complete and failed.overall['16k'] is None
+    assert not failed.complete and overall(failed, '16k') is None
     assert failed.missing == [
         (
             'LVEval_lic_mixup_16k',
@@ -114,8 +115,11 @@ def test_changed_data_and_mixed_extraction_are_conflicts(tmp_path):
                  fingerprint='data-v2')  # fmt: skip
     board, _ = write_leaderboard([work], tmp_path / 'out')
     (row,) = board.rows
-    assert row.lveval['cmrc_mixup', '16k'] == 2.0
-    assert row.adaleval['tsort', '2k'] == {'accuracy': 4.0, 'instruction_following': 90.0}
+    assert row.results['lveval']['cmrc_mixup', '16k']['score'] == 2.0
+    assert row.results['adaleval']['tsort', '2k'] == {
+        'accuracy': 4.0,
+        'instruction_following': 90.0,
+    }
     assert board.conflicts == [('m', 'LVEval_cmrc_mixup_16k: the data changed between '
                                      '20260101_000000 and 20260102_000000 (newest kept)')]  # fmt: skip
     assert main(['leaderboard', str(work), '--out', str(tmp_path / 'o'), '--strict']) == 1
@@ -130,16 +134,16 @@ def test_published_rows_are_shipped_data_with_sources(tmp_path, shared):
     board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
     published = {row.model: row for row in board.rows if row.kind == 'published'}
     chatglm = published['ChatGLM3-6B-32k']
-    assert chatglm.overall == {
+    assert {level: overall(chatglm, level) for level in LEVELS} == {
         '16k': 30.70,
         '32k': 26.62,
         '64k': 17.62,
         '128k': 11.56,
         '256k': 7.17,
     }
-    assert chatglm.lveval['cmrc_mixup', '16k'] == 51.21
-    assert chatglm.adaleval['bestanswer', '1k'] == {'accuracy': 39.8}
-    assert published['Qwen2-72B-Instruct'].lveval['cmrc_mixup', '16k'] == 37.05
+    assert chatglm.results['lveval']['cmrc_mixup', '16k']['score'] == 51.21
+    assert chatglm.results['adaleval']['bestanswer', '1k'] == {'accuracy': 39.8}
+    assert published['Qwen2-72B-Instruct'].results['lveval']['cmrc_mixup', '16k']['score'] == 37.05
     assert 'infinigence/LVEval@63e7ae9:README.md' in chatglm.provenance['source']
     assert board.rows[0].label == 'm'  # measured rows first, published after, never merged
     assert all(row.kind == 'published' for row in board.rows[1:])
@@ -212,7 +216,9 @@ def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
              and r['level'] == '16k'}  # fmt: skip
     labels = [row[0] for row in by_default.rows]
     assert labels[:3] == ['high', 'mid', 'low']  # measured rows by Overall
-    assert len(labels) == 3 + sum(1 for row in board.rows if row.kind == 'published' and row.lveval)
+    assert len(labels) == 3 + sum(
+        1 for row in board.rows if row.kind == 'published' and row.results.get('lveval')
+    )
     for label, *cells in by_default.rows:
         if label in table:  # the page shows the CSV's numbers
             assert float(cells[1]) == pytest.approx(float(table[label]['value']), abs=0.005)

@@ -9,7 +9,7 @@ import opencompass_lveval
 from opencompass_lveval.dry_run import check_config
 from opencompass_lveval.lveval.dataset import LVEvalDataset
 from opencompass_lveval.lveval.evaluator import LVEvalEvaluator
-from opencompass_lveval.lveval.synthetic import write_synthetic_data
+from opencompass_lveval.lveval.synthetic import write_synthetic
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,7 +154,7 @@ def test_evaluator_rejects_unknown_metric():
 
 
 def test_eval_config_builds_55_datasets_with_official_prompts(tmp_path, monkeypatch):
-    write_synthetic_data(tmp_path, count=2)
+    write_synthetic(tmp_path, count=2)
     monkeypatch.setenv('LVEVAL_DATA_DIR', str(tmp_path))
     checks = check_config(str(REPO / 'configs' / 'eval_lveval.py'))
     assert len(checks) == 55

@@ -10,9 +10,9 @@ import pytest
 from opencompass_lveval.cli import main
 from opencompass_lveval.errors import ReportError
 from opencompass_lveval.lveval.metrics import subset_score
+from opencompass_lveval.lveval.report import factrecall_heatmap
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
 from opencompass_lveval.report import write_report
-from opencompass_lveval.report.tables import factrecall_heatmap
 
 
 def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from runs import KEEP, REPO, derived_config, load_config, results, run_opencompass
 
-from opencompass_lveval.lveval.synthetic import write_synthetic_data
+from opencompass_lveval.lveval.synthetic import write_synthetic
 
 pytestmark = pytest.mark.slow
 SCRIPT = REPO / 'tools' / 'slurm_cluster.sh'
@@ -49,7 +49,7 @@ def jobs() -> dict[str, dict]:
 
 def test_jobs_run_on_their_partitions_with_their_gpus(tmp_path, cluster):
     data = tmp_path / 'data' / 'demo'
-    write_synthetic_data(data, count=3, levels=['16k'])
+    write_synthetic(data, count=3, levels=['16k'])
     datasets = [d for d in load_config('datasets/lveval/lveval_gen.py').lveval_datasets
                 if d['abbr'] in KEEP]  # fmt: skip
     for dataset in datasets:

@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from ..sizes import parse_size
 from .prompts import tsort_prompt
-from .tasks import BESTANSWER, TASKS, TSORT, AdaTask
+from .tasks import BESTANSWER, TSORT, AdaTask
 
 TSORT_LIMITS = {  # tokens (GPT-4 tokenizer): before, each of the 4 parts, after; stride between
     '2k': (200, 350, 200, 64),
@@ -241,12 +241,3 @@ def write_task_file(task: AdaTask, setting: str, records: list[dict], out_dir: s
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(records, ensure_ascii=False), encoding='utf-8')
     return path
-
-
-def write_synthetic(out_dir: str | Path, count: int = 10, seed: int = 0) -> list[Path]:
-    """Seeded synthetic files of every task at its demo settings (demos, tests)."""
-    return [
-        write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
-        for task in TASKS
-        for setting in task.demo_settings
-    ]

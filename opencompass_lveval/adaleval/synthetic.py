@@ -9,6 +9,7 @@ Sizes use a words ~ 0.75 x tokens rule of thumb; the data has the official shape
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from ..sizes import parse_size
 from .prompts import tsort_prompt
@@ -48,7 +49,7 @@ def _words(setting: str) -> int:
     return parse_size(setting) * 3 // 4
 
 
-def bestanswer_records(setting: str, count: int, seed: int = 0) -> list[dict]:
+def bestanswer_synthetic_records(setting: str, count: int, seed: int = 0) -> list[dict]:
     """``count`` questions; the same questions at every setting, more candidates when longer."""
     rng = random.Random(f'{seed}:bestanswer')
     questions = [(rng.choice(_VERBS), rng.choice(_THINGS), 1000 + i) for i in range(count)]
@@ -84,7 +85,7 @@ def _chronicle(year: int, words: int, rng: random.Random) -> str:
     return ' '.join(sentences)
 
 
-def tsort_records(setting: str, count: int, seed: int = 0) -> list[dict]:
+def tsort_synthetic_records(setting: str, count: int, seed: int = 0) -> list[dict]:
     """``count`` cases: before, four shuffled parts and after, from a made-up chronicle."""
     rng = random.Random(f'{seed}:tsort:{setting}')
     part_words = _words(setting) // 6
@@ -105,3 +106,15 @@ def tsort_records(setting: str, count: int, seed: int = 0) -> list[dict]:
             )
         )
     return records
+
+
+def write_synthetic(out_dir: str | Path, count: int = 10, seed: int = 0) -> list[Path]:
+    """Seeded synthetic files of every task at its demo settings (demos, tests)."""
+    from .build import write_task_file
+    from .tasks import TASKS
+
+    return [
+        write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
+        for task in TASKS
+        for setting in task.demo_settings
+    ]

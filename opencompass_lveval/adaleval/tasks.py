@@ -94,7 +94,7 @@ BESTANSWER = AdaTask(
     copy_chance=lambda n: 1 / n if n >= 4 else 0,
     random_answer=prompts.bestanswer_random_answer,
     protected_chars=prompts.bestanswer_protected_chars,
-    synthetic=synthetic.bestanswer_records,
+    synthetic=synthetic.bestanswer_synthetic_records,
     demo_settings=('1k', '2k'),
     positions=records.POSITIONS,
 )
@@ -114,7 +114,7 @@ TSORT = AdaTask(
     copy_chance=lambda n: 1 / n,
     random_answer=prompts.tsort_random_answer,
     protected_chars=prompts.tsort_protected_chars,
-    synthetic=synthetic.tsort_records,
+    synthetic=synthetic.tsort_synthetic_records,
     demo_settings=('2k', '4k'),
 )
 TASKS = (BESTANSWER, TSORT)

@@ -2,8 +2,9 @@
 
 ``runs.py`` reads run folders (results, dumped configs, task logs), ``board.py`` merges them into
 rows (one per model and settings, newest result per dataset, missing results with their first
-error line, conflicts), ``published.py`` holds the papers' numbers, ``writers.py`` and ``html.py``
-write Markdown, CSV, JSON and a self-contained page.
+error line, conflicts), ``published.py`` merges the papers' numbers, each benchmark turns the rows
+into its tables (its ``report`` module), ``writers.py`` and ``html.py`` write Markdown, CSV, JSON
+and a self-contained page.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from .board import Board, build_board
 from .html import page
 from .runs import read_runs
-from .writers import markdown, write_csv, write_json
+from .writers import board_tables, markdown, write_csv, write_json
 
 
 def write_leaderboard(
@@ -26,8 +27,9 @@ def write_leaderboard(
     out.mkdir(parents=True, exist_ok=True)
     generated = datetime.now().isoformat(sep=' ', timespec='seconds')
     written = [out / f'leaderboard.{kind}' for kind in ('md', 'csv', 'json', 'html')]
-    written[0].write_text(markdown(board, generated), encoding='utf-8')
+    tables = board_tables(board)
+    written[0].write_text(markdown(board, tables, generated), encoding='utf-8')
     write_csv(board, written[1])
     write_json(board, written[2], generated)
-    written[3].write_text(page(board, generated), encoding='utf-8')
+    written[3].write_text(page(board, tables, generated), encoding='utf-8')
     return board, written

@@ -1,9 +1,9 @@
 """The board as one self-contained HTML page: no network, no external file.
 
-A sortable table of LV-Eval Overall by level (click a header; ``#sort=32k`` or ``#sort=32k:asc``
-in the address sorts on load through the same handler), published rows styled apart, each row's
-provenance in a fold-out, the score-by-length plot as inline SVG, the Ada-LEval tables, and the
-missing results with their first error line.
+Every benchmark's tables, sortable (click a header; ``#sort=32k`` or ``#sort=32k:asc`` in the
+address sorts the headline table on load through the same handler), published rows styled apart;
+the headline table (LV-Eval's Overall by level) with each row's provenance in a fold-out and its
+score-by-length plot as inline SVG; the missing results with their first error line.
 """
 
 from __future__ import annotations
@@ -11,11 +11,22 @@ from __future__ import annotations
 from html import escape
 from typing import Optional
 
+from ..tables import BoardTable
 from .board import PUBLISHED, Board, Row
-from .writers import cell, status
+from .writers import INTRO, cell, status
 
-PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
-           '#7f7f7f', '#bcbd22', '#17becf')  # fmt: skip
+PALETTE = (
+    '#1f77b4',
+    '#ff7f0e',
+    '#2ca02c',
+    '#d62728',
+    '#9467bd',
+    '#8c564b',
+    '#e377c2',
+    '#7f7f7f',
+    '#bcbd22',
+    '#17becf',
+)
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -76,46 +87,78 @@ def _value(value: Optional[float]) -> str:
 def _provenance(row: Row) -> str:
     items = ''.join(
         f'<dt>{escape(key)}</dt><dd>{escape(", ".join(v) if isinstance(v, list) else str(v))}</dd>'
-        for key, v in row.provenance.items() if v
-    )  # fmt: skip
+        for key, v in row.provenance.items()
+        if v
+    )
     return f'<details><summary>{escape(row.kind)}</summary><dl>{items}</dl></details>'
 
 
-def _overall_table(board: Board) -> str:
-    levels = board.levels
-    head = ('<tr><th class="label" data-col="model" data-type="text">model</th>'
-            + ''.join(f'<th data-col="{lv}">{lv}</th>' for lv in levels)
-            + '<th data-col="avg">avg</th><th data-col="status" data-type="text">status</th>'
-            '<th>provenance</th></tr>')  # fmt: skip
+def _table(table: BoardTable, first: bool) -> str:
+    """A sortable table; the headline one (the first) with status and provenance columns and
+    its columns named plainly (``#sort=16k``), the others' prefixed by the table's key."""
+
+    def col(name: str) -> str:
+        return escape(name if first else f'{table.key}-{name}')
+
+    head = (
+        '<tr><th class="label" data-col="model" data-type="text">model</th>'
+        + ''.join(f'<th data-col="{col(c)}">{escape(c)}</th>' for c in table.header)
+        + (
+            '<th data-col="status" data-type="text">status</th><th>provenance</th>'
+            if table.headline
+            else ''
+        )
+        + '</tr>'
+    )
     body = []
-    for row in board.rows:
-        if not (row.lveval or row.overall):
-            continue
+    for line in table.lines:
+        row = line.row
         classes = [row.kind] + ([] if row.complete else ['incomplete'])
         badge = ' <span class="badge">published</span>' if row.kind == PUBLISHED else ''
         shown = row.model if row.kind == PUBLISHED else row.label
-        values = [row.overall.get(lv) for lv in levels] + [row.average(levels)]
+        notes = line.notes or [None] * len(line.values)
+        cells = ''.join(
+            f'<td data-value="{_value(v)}"'
+            + (f' title="{escape(table.note_label)}: {cell(n)}"' if table.note_label else '')
+            + f'>{cell(v)}</td>'
+            for v, n in zip(line.values, notes)
+        )
+        extra = (
+            f'<td class="status" data-value="{escape(status(row))}">{escape(status(row))}'
+            f'</td><td>{_provenance(row)}</td>'
+            if table.headline
+            else ''
+        )
         body.append(
             f'<tr class="{" ".join(classes)}" data-label="{escape(row.label)}">'
             f'<td class="label" data-value="{escape(row.label)}">{escape(shown)}{badge}</td>'
-            + ''.join(f'<td data-value="{_value(v)}">{cell(v)}</td>' for v in values)
-            + f'<td class="status" data-value="{escape(status(row))}">{escape(status(row))}</td>'
-            f'<td>{_provenance(row)}</td></tr>'
+            f'{cells}{extra}</tr>'
         )
-    return (f'<table id="lveval" class="sortable"><thead>{head}</thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')  # fmt: skip
+    note = f'<p>{escape(table.note)}</p>' if table.note else ''
+    return (
+        f'<h{table.heading}>{escape(table.title)}</h{table.heading}>{note}'
+        + (_plot(table) if table.plotted else '')
+        + f'<table id="{escape(table.key)}" class="sortable"><thead>{head}</thead>'
+        f'<tbody>{"".join(body)}</tbody></table>'
+    )
 
 
-def _plot(board: Board) -> str:
-    """Overall by level, one line per row (published dashed), as inline SVG."""
-    rows = [r for r in board.rows if any(v is not None for v in r.overall.values())]
-    if not rows or not board.levels:
+def _plot(table: BoardTable) -> str:
+    """The table's leading (length) columns, one line per row (published dashed), as inline
+    SVG."""
+    columns = table.header[: table.plotted]
+    lines = [
+        line for line in table.lines if any(v is not None for v in line.values[: table.plotted])
+    ]
+    if not lines or not columns:
         return ''
     width, height, left, top, bottom = 780, 300, 50, 20, 40
     inner_w, inner_h = width - left - 290, height - top - bottom
-    top_value = max(10.0, max(v for r in rows for v in r.overall.values() if v is not None))
+    top_value = max(
+        10.0, max(v for line in lines for v in line.values[: table.plotted] if v is not None)
+    )
     top_value = 10 * -(-top_value // 10)
-    step = inner_w / max(1, len(board.levels) - 1)
+    step = inner_w / max(1, len(columns) - 1)
 
     def x(i: int) -> float:
         return left + i * step
@@ -123,75 +166,71 @@ def _plot(board: Board) -> str:
     def y(v: float) -> float:
         return top + inner_h * (1 - v / top_value)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             'role="img" aria-label="LV-Eval Overall by length level">']  # fmt: skip
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(table.title)}">'
+    ]
     for tick in range(0, int(top_value) + 1, max(10, int(top_value) // 5)):
-        parts.append(f'<line x1="{left}" x2="{left + inner_w}" y1="{y(tick):.1f}" '
-                     f'y2="{y(tick):.1f}" stroke="#eee"/><text x="{left - 6}" y="{y(tick) + 4:.1f}"'
-                     f' font-size="11" text-anchor="end">{tick}</text>')  # fmt: skip
-    for i, level in enumerate(board.levels):
-        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 16}" font-size="11" '
-                     f'text-anchor="middle">{level}</text>')  # fmt: skip
-    for number, row in enumerate(rows):
-        color = PALETTE[number % len(PALETTE)]
-        points = ' '.join(f'{x(i):.1f},{y(v):.1f}' for i, lv in enumerate(board.levels)
-                          if (v := row.overall.get(lv)) is not None)  # fmt: skip
+        parts.append(
+            f'<line x1="{left}" x2="{left + inner_w}" y1="{y(tick):.1f}" '
+            f'y2="{y(tick):.1f}" stroke="#eee"/><text x="{left - 6}" y="{y(tick) + 4:.1f}"'
+            f' font-size="11" text-anchor="end">{tick}</text>'
+        )
+    for i, column in enumerate(columns):
+        parts.append(
+            f'<text x="{x(i):.1f}" y="{height - bottom + 16}" font-size="11" '
+            f'text-anchor="middle">{escape(column)}</text>'
+        )
+    for number, line in enumerate(lines):
+        row, color = line.row, PALETTE[number % len(PALETTE)]
+        points = ' '.join(
+            f'{x(i):.1f},{y(v):.1f}'
+            for i, v in enumerate(line.values[: table.plotted])
+            if v is not None
+        )
         dash = ' stroke-dasharray="5,3"' if row.kind == PUBLISHED else ''
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{color}" '
-                     f'stroke-width="2"{dash}><title>{escape(row.label)}</title></polyline>')  # fmt: skip
+        parts.append(
+            f'<polyline points="{points}" fill="none" stroke="{color}" '
+            f'stroke-width="2"{dash}><title>{escape(row.label)}</title></polyline>'
+        )
         ly = top + 14 * number
-        parts.append(f'<line x1="{left + inner_w + 15}" x2="{left + inner_w + 35}" y1="{ly}" '
-                     f'y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text '
-                     f'x="{left + inner_w + 40}" y="{ly + 4}" font-size="11">'
-                     f'{escape(row.label[:40])}</text>')  # fmt: skip
-    parts.append(f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
-                 'text-anchor="middle">length level (words / characters)</text></svg>')  # fmt: skip
+        parts.append(
+            f'<line x1="{left + inner_w + 15}" x2="{left + inner_w + 35}" y1="{ly}" '
+            f'y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text '
+            f'x="{left + inner_w + 40}" y="{ly + 4}" font-size="11">'
+            f'{escape(row.label[:40])}</text>'
+        )
+    parts.append(
+        f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
+        'text-anchor="middle">length level (words / characters)</text></svg>'
+    )
     return '<figure>' + ''.join(parts) + '</figure>'
 
 
-def _adaleval_tables(board: Board) -> str:
-    parts = []
-    for task, settings in board.settings.items():
-        head = ('<tr><th class="label" data-col="model" data-type="text">model</th>'
-                + ''.join(f'<th data-col="{task}-{s}">{s}</th>' for s in settings) + '</tr>')  # fmt: skip
-        body = []
-        for row in board.rows:
-            if not any(t == task for t, _ in row.adaleval):
-                continue
-            values = [row.adaleval.get((task, s), {}) for s in settings]
-            body.append(
-                f'<tr class="{row.kind}"><td class="label" data-value="{escape(row.label)}">'
-                f'{escape(row.label)}</td>'
-                + ''.join(f'<td data-value="{_value(v.get("accuracy"))}" title="instruction '
-                          f'following: {cell(v.get("instruction_following"))}">'
-                          f'{cell(v.get("accuracy"))}</td>' for v in values) + '</tr>'
-            )  # fmt: skip
-        parts.append(f'<h2>Ada-LEval {escape(task)}: accuracy by setting</h2>'
-                     f'<table class="sortable"><thead>{head}</thead><tbody>{"".join(body)}'
-                     '</tbody></table>')  # fmt: skip
-    return ''.join(parts)
-
-
-def page(board: Board, generated: str) -> str:
+def page(board: Board, tables: list[BoardTable], generated: str) -> str:
     missing = ''
     if board.missing:
-        missing = ('<h2>Missing results</h2><table><thead><tr><th class="label">model</th>'
-                   '<th class="label">dataset</th><th class="label">first error line</th></tr>'
-                   '</thead><tbody>' + ''.join(
-                       f'<tr><td class="label">{escape(m)}</td><td class="label">{escape(d)}</td>'
-                       f'<td class="label">{escape(why)}</td></tr>' for m, d, why in board.missing)
-                   + '</tbody></table>')  # fmt: skip
+        missing = (
+            '<h2>Missing results</h2><table><thead><tr><th class="label">model</th>'
+            '<th class="label">dataset</th><th class="label">first error line</th></tr>'
+            '</thead><tbody>'
+            + ''.join(
+                f'<tr><td class="label">{escape(m)}</td><td class="label">{escape(d)}</td>'
+                f'<td class="label">{escape(why)}</td></tr>'
+                for m, d, why in board.missing
+            )
+            + '</tbody></table>'
+        )
     conflicts = ''.join(
         f'<li>{escape(label)}: {escape(note)}</li>' for label, note in board.conflicts
     )
+    ordered = sorted(tables, key=lambda table: not table.headline)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<title>Long-context leaderboard</title><style>{STYLE}</style></head><body>'
-        f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. LV-Eval Overall at '
-        'a level is the unweighted mean of the 11 datasets there, given only where all 11 have '
-        "a result; published rows are the papers' numbers, shown apart from measured ones.</p>"
-        f'<h2>LV-Eval: Overall by length level</h2>{_plot(board)}{_overall_table(board)}'
-        f'{_adaleval_tables(board)}{missing}'
+        f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
+        + ''.join(_table(table, number == 0) for number, table in enumerate(ordered))
+        + missing
         + (f'<h2>Conflicts</h2><ul>{conflicts}</ul>' if conflicts else '')
         + f'<script>{SCRIPT}</script></body></html>\n'
     )

@@ -26,7 +26,7 @@ import pyarrow.json as pa_json
 
 from ..errors import LVEvalDataError
 from ..sizes import by_size
-from .tasks import LEVELS, TASKS, split_subset
+from .tasks import LEVELS, TASKS, split_subset, subset_of_file
 
 HF_REPO = 'Infinigence/LVEval'
 DATA_DIR_ENV = 'LVEVAL_DATA_DIR'
@@ -77,17 +77,6 @@ class SubsetSource:
                 yield stream
 
 
-def _subset_of(filename: str) -> Optional[str]:
-    stem, ext = os.path.splitext(os.path.basename(filename))
-    if ext != '.jsonl':
-        return None
-    try:
-        split_subset(stem)
-    except ValueError:
-        return None
-    return stem
-
-
 def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
     """Every LV-Eval subset under ``root``, at any depth, plain files preferred over zip members.
 
@@ -102,12 +91,12 @@ def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
     for folder, _, files in os.walk(root):
         for filename in sorted(files):
             path = Path(folder) / filename
-            subset = _subset_of(filename)
+            subset = subset_of_file(filename)
             if subset:
                 plain.setdefault(subset, []).append(SubsetSource(path))
             elif filename.endswith('.zip'):
                 for member in _zip_members(path):
-                    zipped.setdefault(_subset_of(member), []).append(SubsetSource(path, member))
+                    zipped.setdefault(subset_of_file(member), []).append(SubsetSource(path, member))
     found = {}
     for subset in {**zipped, **plain}:
         candidates = plain.get(subset) or zipped[subset]
@@ -123,7 +112,7 @@ def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
 def locate_in_zip(archive: Path, subset: str) -> SubsetSource:
     """The member of one downloaded zip that holds ``subset``."""
     for member in _zip_members(archive):
-        if _subset_of(member) == subset:
+        if subset_of_file(member) == subset:
             return SubsetSource(archive, member)
     raise LVEvalDataError(f'{archive} has no {subset}.jsonl; download it again. {GET_DATA_HINT}')
 
@@ -131,7 +120,7 @@ def locate_in_zip(archive: Path, subset: str) -> SubsetSource:
 def _zip_members(path: Path) -> list[str]:
     try:
         with zipfile.ZipFile(path) as archive:
-            return [name for name in archive.namelist() if _subset_of(name)]
+            return [name for name in archive.namelist() if subset_of_file(name)]
     except zipfile.BadZipFile as exc:
         raise LVEvalDataError(
             f'{path} is not a readable zip archive ({exc}); download it again.'

@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import LVEvalDataError
 from ..jsonl import json_objects
 from .metrics import Judgement, judge_all, subset_score
-from .tasks import split_subset
+from .tasks import split_subset, subset_of_file
 
 RESULT_FOLDER = 'eval_result'
 
@@ -65,17 +65,6 @@ def read_predictions(path: Path) -> tuple[list, list[list[str]], list]:
     return predictions, answers, keywords
 
 
-def _subset_of(path: Path) -> str | None:
-    """The subset a file holds, when its name is exactly ``{dataset}_{level}.jsonl``."""
-    if path.suffix != '.jsonl':
-        return None
-    try:
-        split_subset(path.stem)
-    except ValueError:
-        return None
-    return path.stem
-
-
 def score_folder(pred_dir: str | Path) -> ScoredFolder:
     """Score every ``{dataset}_{level}.jsonl`` directly inside ``pred_dir``, in the official
     order."""
@@ -85,7 +74,7 @@ def score_folder(pred_dir: str | Path) -> ScoredFolder:
     files, ignored = [], []
     for path in sorted(pred_dir.iterdir()):
         if path.is_file():
-            (files if _subset_of(path) else ignored).append(path)
+            (files if subset_of_file(str(path)) else ignored).append(path)
     if not files:
         raise LVEvalDataError(
             f'{pred_dir} has no {{dataset}}_{{level}}.jsonl prediction files'

@@ -173,7 +173,7 @@ def synthetic_records(task: Task, level: str, count: int, scale: int, seed: int)
     return records
 
 
-def write_synthetic_data(
+def write_synthetic(
     out_dir: str | Path,
     count: int = 4,
     scale: int = 100,

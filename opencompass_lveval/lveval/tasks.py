@@ -8,6 +8,7 @@ reference).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -147,3 +148,16 @@ def split_abbr(abbr: str) -> Optional[tuple[Task, str]]:
         return split_subset(abbr[len(ABBR_PREFIX) :])
     except ValueError:
         return None
+
+
+def subset_of_file(name: str) -> Optional[str]:
+    """The subset a file holds when its name is exactly ``{dataset}_{level}.jsonl`` (a path or a
+    zip member), else None."""
+    stem, ext = os.path.splitext(os.path.basename(name))
+    if ext != '.jsonl':
+        return None
+    try:
+        split_subset(stem)
+    except ValueError:
+        return None
+    return stem

@@ -2,9 +2,9 @@
 
 - ``ExtractiveBaseline`` (LV-Eval): returns the context sentence that best matches the question
   (BM25), minus the words of the question itself; a retrieval floor a model must beat.
-- ``RandomGuessBaseline``: a valid random answer, seeded per prompt: what the Ada-LEval task table
-  gives for a prompt of its tasks (a permutation for TSort, a designation for BestAnswer), a
-  random context sentence otherwise.
+- ``RandomGuessBaseline``: a valid random answer, seeded per prompt: what the benchmark that
+  recognises the prompt gives (Ada-LEval: a permutation for TSort, a designation for BestAnswer),
+  a random context sentence otherwise.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from opencompass.models.base import BaseModel
 from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
 from opencompass.registry import MODELS
 
-from ..adaleval.tasks import TASKS as ADALEVAL_TASKS
+from .. import benchmarks
 
 _SENTENCE_END = re.compile(r'(?<=[.!?。！？；;])\s*|\n+')
 _WORD = re.compile(r'\w+')
@@ -119,8 +119,8 @@ class RandomGuessBaseline(_CPUModel):
 
     def answer(self, prompt: str, max_out_len: int) -> str:
         rng = random.Random(f'{self.seed}:{hashlib.sha1(prompt.encode()).hexdigest()}')
-        for task in ADALEVAL_TASKS:  # each task recognises its own prompts
-            answer = task.random_answer(prompt, rng)
+        for benchmark in benchmarks.BENCHMARKS:  # each recognises its own prompts
+            answer = benchmark.random_answer(prompt, rng)
             if answer is not None:
                 return answer
         candidates = sentences(split_prompt(prompt)[0])

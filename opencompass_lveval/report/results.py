@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 from ..errors import ReportError
-from ..sizes import is_size
 
 
 def run_folders(work_dir: str | Path) -> list[Path]:
@@ -51,16 +49,3 @@ def read_results(run: Path) -> dict[str, dict[str, dict]]:
     if not results:
         raise ReportError(f'{run}/results holds no result files; the evaluation did not finish')
     return results
-
-
-def adaleval_setting(abbr: str, task) -> Optional[str]:
-    """The setting of a plain Ada-LEval abbreviation of ``task`` (``AdaLEval_tsort_256k``), else
-    None (other tasks, position-bias and perplexity variants)."""
-    prefix = task.abbr('')
-    rest = abbr[len(prefix) :]
-    return rest if abbr.startswith(prefix) and is_size(rest) else None
-
-
-def score(results: dict, abbr: str, metric: str = 'score') -> Optional[float]:
-    value = results.get(abbr, {}).get(metric)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .tables import Table
+from ..tables import Table
 
 
 def markdown_cell(value) -> str:

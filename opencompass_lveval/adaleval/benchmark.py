@@ -1,0 +1,94 @@
+"""Ada-LEval behind the package's ``Benchmark`` interface: its cells are (task, token setting)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+from ..benchmarks import Benchmark, Cell
+from . import report
+from .tasks import TASKS
+
+
+class AdaLEval(Benchmark):
+    name = report.NAME
+    title = 'Ada-LEval'
+    board_metrics = report.BOARD_METRICS
+
+    def split_abbr(self, abbr: str) -> Optional[Cell]:
+        return report.split_abbr(abbr)
+
+    def has_data(self, root: Path) -> bool:
+        stems = tuple(f'{task.file_stem}_' for task in TASKS)
+        return any(
+            name.startswith(stems) and name.endswith('.json')
+            for _, _, files in os.walk(root)
+            for name in files
+        )
+
+    def check_data(self, root: Path) -> tuple[list[str], bool]:
+        from .data import GET_DATA_HINT, check_folder
+
+        reports = list(check_folder(root))
+        width = max(len(r.name) for r in reports)
+        lines = [f'{"Ada-LEval file":<{width}}  records/used  status']
+        for found in reports:
+            expected = found.expected if found.expected is not None else '-'
+            ok = 'ok' if found.expected is not None else 'ok (non-paper setting)'
+            lines.append(
+                f'{found.name:<{width}}  {found.records:>7}/{expected:<5}  '
+                f'{ok if found.ok else found.problem}'
+            )
+        missing = sum(r.problem == 'missing' for r in reports)
+        bad = sum(not r.ok for r in reports)
+        lines.append(
+            f'{len(reports) - bad} of {len(reports)} Ada-LEval files ok, {missing} '
+            f'missing, {bad - missing} with problems'
+        )
+        if missing:
+            lines.append(GET_DATA_HINT)
+        return lines, bad == 0
+
+    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
+        """Ten records per demo setting (token budgets do not scale)."""
+        from .synthetic import write_synthetic
+
+        folder = Path(out_dir) / 'adaleval'
+        paths = write_synthetic(folder, seed=seed)
+        return (
+            f'wrote {len(paths)} Ada-LEval files ({", ".join(p.name for p in paths)}; '
+            f'10 records each) to {folder}'
+        )
+
+    def report(self, results, out):
+        return report.report(results, out)
+
+    def board_sizes(self, rows, with_published):
+        return report.board_settings(rows)
+
+    def board_tables(self, rows, sizes):
+        return report.board_tables(rows, sizes)
+
+    def tidy(self, row, sizes):
+        return report.tidy(row, sizes)
+
+    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
+        """The Ada-LEval README's accuracy per task, model and setting."""
+        from ..leaderboard.published import DATA, number
+
+        with open(DATA / 'published_adaleval.csv', newline='', encoding='utf-8') as stream:
+            for line in csv.DictReader(stream):
+                value = number(line['accuracy_pct'])
+                if value is not None:  # the paper prints no number there
+                    cell = (line['task'].lower(), line['setting'])
+                    yield line['model'], line['source'], cell, {'accuracy': value}
+
+    def random_answer(self, prompt: str, rng: random.Random) -> Optional[str]:
+        for task in TASKS:  # each task recognises its own prompts
+            if (answer := task.random_answer(prompt, rng)) is not None:
+                return answer
+        return None

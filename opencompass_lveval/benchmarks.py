@@ -1,0 +1,123 @@
+"""The benchmarks of the package behind one interface, and their registry.
+
+Shared code (data check, synthetic data, reports, the OpenCompass summarizer, leaderboards,
+published numbers, the CPU baselines) loops over ``BENCHMARKS`` and never names a benchmark.
+Adding one is a package whose ``benchmark`` module defines a ``Benchmark`` subclass, plus its line
+in ``PACKAGES``; the README shows a toy one. Each benchmark keys its results by (task, size):
+LV-Eval's datasets and length levels, Ada-LEval's tasks and token settings.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+from .tables import BoardTable, Table
+
+PACKAGES = (
+    'opencompass_lveval.lveval.benchmark',
+    'opencompass_lveval.adaleval.benchmark',
+)
+Cell = tuple[str, str]  # (task, size)
+
+
+class Benchmark(ABC):
+    """What shared code asks of a benchmark. ``name`` keys its results everywhere (board rows,
+    tidy CSV, JSON); ``title`` is how tables call it."""
+
+    name: str
+    title: str
+    board_metrics: tuple[str, ...] = ('score',)  # the result metrics a leaderboard keeps
+
+    # Data ----------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def split_abbr(self, abbr: str) -> Optional[Cell]:
+        """(task, size) of one of its plain OpenCompass dataset abbreviations, else None."""
+
+    @abstractmethod
+    def has_data(self, root: Path) -> bool:
+        """Whether the folder holds any of its data files."""
+
+    @abstractmethod
+    def check_data(self, root: Path) -> tuple[list[str], bool]:
+        """``lveval data check``: the report's lines and whether all is in order."""
+
+    @abstractmethod
+    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
+        """Seeded synthetic data for demos and tests; a line saying what was written."""
+
+    # Reports and leaderboards --------------------------------------------------------------------
+
+    @abstractmethod
+    def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
+        """A run's tables (model -> abbr -> result) and the plots written to ``out``."""
+
+    @abstractmethod
+    def board_sizes(self, rows: list, with_published: bool) -> Any:
+        """What the board shows of it (levels, settings per task), from the rows."""
+
+    @abstractmethod
+    def board_tables(self, rows: list, sizes: Any) -> list[BoardTable]:
+        """Its leaderboard tables; a ``headline`` one is the board's main table."""
+
+    @abstractmethod
+    def tidy(self, row, sizes: Any) -> Iterator[tuple[str, str, str, str, Optional[float]]]:
+        """(table, item, size, metric, value) for every number of a row: the tidy CSV."""
+
+    def json_fields(self, row, sizes: Any) -> dict:
+        """Derived values a row's JSON carries beside its results."""
+        return {}
+
+    def headline(self, row, sizes: Any) -> Optional[float]:
+        """The number rows are ranked by, where this benchmark gives one."""
+        return None
+
+    @abstractmethod
+    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
+        """The papers' numbers: (model, source, (task, size), {metric: value})."""
+
+    # Runs ----------------------------------------------------------------------------------------
+
+    def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
+        """Groups (and their rows) a run's summary lacks for its datasets ``abbrs``."""
+        return [], []
+
+    def random_answer(self, prompt: str, rng: random.Random) -> Optional[str]:
+        """A uniformly random valid answer to one of its prompts; None for other prompts."""
+        return None
+
+
+def _load() -> tuple[Benchmark, ...]:
+    found = []
+    for module in PACKAGES:
+        classes = [
+            value
+            for value in vars(importlib.import_module(module)).values()
+            if isinstance(value, type) and issubclass(value, Benchmark) and value is not Benchmark
+        ]
+        found += [cls() for cls in classes if cls.__module__ == module]
+    return tuple(found)
+
+
+def __getattr__(name: str):
+    """``BENCHMARKS`` is loaded on first use: importing this module costs nothing."""
+    if name == 'BENCHMARKS':
+        globals()['BENCHMARKS'] = _load()
+        return globals()['BENCHMARKS']
+    raise AttributeError(name)
+
+
+def named(name: str) -> Benchmark:
+    """The registered benchmark called ``name``, or an error listing them."""
+    from . import benchmarks
+
+    for benchmark in benchmarks.BENCHMARKS:
+        if benchmark.name == name:
+            return benchmark
+    known = [b.name for b in benchmarks.BENCHMARKS]
+    raise ValueError(f'no benchmark {name!r}; known: {", ".join(known)}')

@@ -1,0 +1,131 @@
+"""LV-Eval behind the package's ``Benchmark`` interface: its cells are (dataset, length level)."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+from ..benchmarks import Benchmark, Cell
+from ..sizes import by_size
+from . import report
+from .tasks import TASKS_BY_NAME, split_abbr
+
+# The README's table names are the dataset names with dashes, and loogle_MIR is "loogle-MR".
+_PUBLISHED_TABLES = {name.replace('_', '-').replace('MIR', 'MR'): name for name in TASKS_BY_NAME}
+_PUBLISHED_OVERALL = 'Overall Result'
+
+
+class LVEval(Benchmark):
+    name = report.NAME
+    title = 'LV-Eval'
+
+    def split_abbr(self, abbr: str) -> Optional[Cell]:
+        found = split_abbr(abbr)
+        return (found[0].name, found[1]) if found else None
+
+    def has_data(self, root: Path) -> bool:
+        from .data import find_subsets
+
+        return bool(find_subsets(root))
+
+    def check_data(self, root: Path) -> tuple[list[str], bool]:
+        from ..errors import DataError
+        from .data import GET_DATA_HINT, check_folder
+
+        reports = list(check_folder(root))
+        if not reports:
+            raise DataError(
+                f'{root} holds no LV-Eval subsets ({{dataset}}_{{level}}.jsonl files or the '
+                f'official zips). {GET_DATA_HINT}'
+            )
+        width = max(len(r.subset) for r in reports)
+        lines = [f'{"LV-Eval subset":<{width}}  records/expected  status']
+        for found in reports:
+            ok = 'ok' if found.official else 'ok (non-official level)'
+            expected = found.expected if found.official else '-'
+            lines.append(
+                f'{found.subset:<{width}}  {found.records:>7}/{expected:<8}  '
+                f'{ok if found.ok else found.problem}'
+            )
+        official = [r for r in reports if r.official]
+        missing = sum(r.source is None for r in official)
+        bad = [r for r in reports if not r.ok]
+        extra = len(reports) - len(official)
+        summary = (
+            f'{len(official) - sum(not r.ok for r in official)} of {len(official)} official '
+            f'subsets ok, {missing} missing'
+            if official
+            else 'no subset at an official level'
+        )
+        lines.append(
+            f'{summary}, {len(bad) - missing} with problems'
+            + (f'; {extra} at non-official levels' if extra else '')
+        )
+        if missing:
+            lines.append(GET_DATA_HINT)
+        return lines, not bad
+
+    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
+        from .synthetic import write_synthetic
+
+        paths = write_synthetic(out_dir, count=count, scale=scale, seed=seed)
+        return (
+            f'wrote {len(paths)} LV-Eval subsets ({count} records each, lengths / {scale}) '
+            f'to {out_dir}'
+        )
+
+    def report(self, results, out):
+        return report.report(results, out)
+
+    def board_sizes(self, rows, with_published):
+        return report.board_levels(rows, with_published)
+
+    def board_tables(self, rows, sizes):
+        return report.board_tables(rows, sizes)
+
+    def tidy(self, row, sizes):
+        return report.tidy(row, sizes)
+
+    def json_fields(self, row, sizes):
+        return report.json_fields(row, sizes)
+
+    def headline(self, row, sizes):
+        return report.average(row, sizes)
+
+    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
+        """The LV-Eval README's Overall and per-dataset tables (model x level); a model named
+        ``Model:dataset`` is one model's per-dataset table."""
+        from ..leaderboard.published import DATA, number
+
+        with open(DATA / 'published_lveval.csv', newline='', encoding='utf-8') as stream:
+            reader = csv.DictReader(stream)
+            levels = [name for name in reader.fieldnames if re.fullmatch(r'\d+k', name)]
+            for line in reader:
+                model, table = line['model'], line['table']
+                dataset = report.OVERALL if table == _PUBLISHED_OVERALL else None
+                dataset = dataset or _PUBLISHED_TABLES.get(table)
+                if ':' in model:
+                    model, dataset = model.split(':', 1)
+                if dataset not in TASKS_BY_NAME and dataset != report.OVERALL:
+                    continue
+                for level in levels:
+                    value = number(line[level])
+                    if value is not None:
+                        yield model, line['source'], (dataset, level), {'score': value}
+
+    def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
+        """A ``LVEval_{level}`` group (the average over the 11 datasets) for every level among
+        the run's datasets that the configured groups do not cover, and its rows."""
+        from .entries import level_groups
+
+        subsets = [
+            (abbr, found[1])
+            for abbr in abbrs
+            if (found := split_abbr(abbr)) and f'LVEval_{found[1]}' not in named
+        ]
+        extra = by_size(level for _, level in subsets)
+        rows = [f'LVEval_{level}' for level in extra] + [abbr for abbr, _ in subsets]
+        return level_groups(extra), rows if extra else []

@@ -1,0 +1,49 @@
+"""Tables as plain data, shared by the benchmarks (which fill them) and the writers (which render
+them as Markdown, CSV and HTML); no I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+@dataclass
+class Table:
+    """A table of a run's report: a header and rows of labels and numbers."""
+
+    name: str
+    stem: str  # file name of its CSV, without extension
+    header: list[str]
+    rows: list[list]
+
+
+@dataclass
+class BoardLine:
+    """One leaderboard row's values in a board table; ``notes`` are secondary values shown
+    beside them (instruction following beside accuracy)."""
+
+    row: Any  # leaderboard.board.Row
+    values: list[Optional[float]]
+    notes: Optional[list[Optional[float]]] = None
+
+
+@dataclass
+class BoardTable:
+    """A table of the leaderboard: one line per row that has values, one column per header."""
+
+    key: str  # unique on the board; the HTML table's id
+    title: str
+    header: list[str]  # the columns after the row's label
+    lines: list[BoardLine] = field(default_factory=list)
+    heading: int = 2  # Markdown heading level of the title
+    headline: bool = False  # the board's main table: status and provenance columns, the plot
+    plotted: int = 0  # how many leading columns the page plots (lengths), 0: no plot
+    note_label: str = ''  # what ``notes`` are, for the page's tooltips
+    note: str = ''  # how the numbers are made, printed under the title
+
+
+def mean(values: list[Optional[float]]) -> Optional[float]:
+    """Average of the values, or None when any is missing. Not rounded: writers round."""
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)

@@ -262,11 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
         'counts against the official ones, schema and encoding problems',
     )
     check.add_argument('folder')
+    from . import benchmarks
+    from .datacheck import AUTO
+
     check.add_argument(
         '--benchmark',
-        choices=['auto', 'lveval', 'adaleval'],
-        default='auto',
-        help='auto: Ada-LEval where its files are, LV-Eval otherwise (or both)',
+        choices=[AUTO] + [b.name for b in benchmarks.BENCHMARKS],
+        default=AUTO,
+        help='auto: every benchmark whose files are there (LV-Eval when none is)',
     )
     check.set_defaults(handler=_data_check)
     synth = data_commands.add_parser(

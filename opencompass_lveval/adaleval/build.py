@@ -17,6 +17,7 @@ from typing import Optional
 
 from tqdm import tqdm
 
+from ..atomic import write_text
 from ..sizes import parse_size
 from .prompts import tsort_prompt
 from .tasks import BESTANSWER, TSORT, AdaTask
@@ -238,6 +239,5 @@ def build_bestanswer(
 def write_task_file(task: AdaTask, setting: str, records: list[dict], out_dir: str | Path) -> Path:
     """``{file_stem}_{setting}.json`` in the official format (one JSON array)."""
     path = Path(out_dir) / task.file_name(setting)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(records, ensure_ascii=False), encoding='utf-8')
+    write_text(path, json.dumps(records, ensure_ascii=False))
     return path

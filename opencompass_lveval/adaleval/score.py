@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..atomic import atomic_open
 from ..errors import AdaLEvalDataError
 from ..jsonl import json_objects
 from .metrics import judge, summarise
@@ -36,7 +37,7 @@ def score_file(path: str | Path, task_name: str, mode: str) -> tuple[Path, dict]
     records, predictions, answers, num_choices = read_responses(path, task)
     extractions = judge(task, predictions, answers, num_choices, mode)
     out = path.with_name((path.stem if path.suffix == '.jsonl' else path.name) + '.scored.jsonl')
-    with open(out, 'w', encoding='utf-8') as scored:
+    with atomic_open(out) as scored:
         for record, extraction in zip(records, extractions):
             record.update(extracted=extraction.extracted, hit=extraction.hit)
             if extraction.official_error:

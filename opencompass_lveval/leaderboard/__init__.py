@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from ..atomic import write_text
 from .board import Board, build_board
 from .html import page
 from .runs import read_runs
@@ -28,8 +29,8 @@ def write_leaderboard(
     generated = datetime.now().isoformat(sep=' ', timespec='seconds')
     written = [out / f'leaderboard.{kind}' for kind in ('md', 'csv', 'json', 'html')]
     tables = board_tables(board)
-    written[0].write_text(markdown(board, tables, generated), encoding='utf-8')
+    write_text(written[0], markdown(board, tables, generated))
     write_csv(board, written[1])
     write_json(board, written[2], generated)
-    written[3].write_text(page(board, tables, generated), encoding='utf-8')
+    write_text(written[3], page(board, tables, generated))
     return board, written

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from .. import benchmarks
+from ..atomic import atomic_open, write_text
 from ..tables import BoardLine, BoardTable
 from .board import PUBLISHED, Board, Row
 
@@ -105,7 +106,7 @@ def tidy(board: Board) -> list[dict]:
 
 def write_csv(board: Board, path: Path) -> None:
     fields = ['row', 'kind', 'benchmark', 'table', 'item', 'level', 'metric', 'value']
-    with open(path, 'w', newline='', encoding='utf-8') as stream:
+    with atomic_open(path, newline='') as stream:
         writer = csv.DictWriter(stream, fieldnames=fields)
         writer.writeheader()
         writer.writerows(tidy(board))
@@ -144,4 +145,4 @@ def as_json(board: Board, generated: str) -> dict:
 
 
 def write_json(board: Board, path: Path, generated: str) -> None:
-    path.write_text(json.dumps(as_json(board, generated), indent=1, ensure_ascii=False), 'utf-8')
+    write_text(path, json.dumps(as_json(board, generated), indent=1, ensure_ascii=False))

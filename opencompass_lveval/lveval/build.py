@@ -19,6 +19,7 @@ from typing import Optional
 
 from tqdm import tqdm
 
+from ..atomic import atomic_open
 from ..sizes import parse_size
 from ..text import (
     book_paragraphs,
@@ -146,8 +147,7 @@ def mixup_records(
 
 def write_jsonl(path: Path, records: Iterable[dict], total: int, description: str) -> Path:
     """Stream records to ``path`` (one JSON object per line), with a progress bar."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, 'w', encoding='utf-8') as stream:
+    with atomic_open(path) as stream:
         for record in tqdm(records, total=total, desc=description, unit='record', leave=False):
             stream.write(json.dumps(record, ensure_ascii=False) + '\n')
     return path

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..atomic import atomic_open
 from ..errors import LVEvalDataError
 from ..jsonl import json_objects
 from .metrics import Judgement, judge_all, subset_score
@@ -110,11 +111,10 @@ def write_official_results(scored: list[ScoredSubset], out_dir: str | Path) -> l
     pandas ``to_csv``: floats as Python prints them, empty cells for missing levels, ``\\n``
     line ends); return the table."""
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with open(out_dir / 'result.json', 'w') as stream:
+    with atomic_open(out_dir / 'result.json') as stream:
         json.dump({s.subset: s.score for s in scored}, stream, ensure_ascii=False, indent=4)
     table = official_table(scored)
-    with open(out_dir / 'result.csv', 'w', newline='', encoding='utf-8') as stream:
+    with atomic_open(out_dir / 'result.csv', newline='') as stream:
         csv.writer(stream, lineterminator='\n').writerows(table)
     return table
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from ..atomic import write_text
 from ..errors import ReportError
 from .results import find_run, read_results
 from .writers import to_markdown, write_csv
@@ -36,7 +37,7 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
         titles = ' or '.join(b.title for b in benchmarks.BENCHMARKS)
         raise ReportError(f'{run}/results has no {titles} results')
     markdown = out / 'long_context_report.md'
-    markdown.write_text('\n'.join(to_markdown(t) for t in tables), encoding='utf-8')
+    write_text(markdown, '\n'.join(to_markdown(t) for t in tables))
     written.append(markdown)
     for table in tables:
         path = out / f'{table.stem}.csv'

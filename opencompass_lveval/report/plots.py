@@ -15,6 +15,15 @@ def _pyplot():
     return plt
 
 
+def save(figure, path: Path) -> None:
+    """The figure as a PNG, renamed into place once written whole."""
+    from ..atomic import atomic_path
+
+    with atomic_path(path) as temporary:
+        figure.savefig(temporary, dpi=120, format='png')
+    _pyplot().close(figure)
+
+
 def plot_lines(
     path: Path,
     title: str,
@@ -49,8 +58,7 @@ def plot_lines(
     axes.grid(alpha=0.3)
     axes.legend(fontsize='small')
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save(figure, path)
 
 
 def plot_heatmaps(path: Path, model: str, grids: dict[str, list], levels: list[str]) -> None:
@@ -72,5 +80,4 @@ def plot_heatmaps(path: Path, model: str, grids: dict[str, list], levels: list[s
         axis.set_title(dataset)
     figure.colorbar(image, ax=axes[0].tolist(), label='score (%)')
     figure.suptitle(f'factrecall by needle depth and length, {model}')
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save(figure, path)

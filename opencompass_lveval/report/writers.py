@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from ..atomic import atomic_open
 from ..tables import Table
 
 
@@ -28,7 +29,7 @@ def csv_cell(value):
 
 
 def write_csv(table: Table, path: Path) -> None:
-    with open(path, 'w', newline='', encoding='utf-8') as stream:
+    with atomic_open(path, newline='') as stream:
         writer = csv.writer(stream)
         writer.writerow(table.header)
         writer.writerows([[csv_cell(v) for v in row] for row in table.rows])

@@ -10,15 +10,15 @@ the run's summary lists it as failed.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from typing import Optional
 
-import mmengine
 from opencompass.registry import RUNNERS, TASKS
 from opencompass.runners import SlurmRunner
 from opencompass.utils import get_logger
+
+from ..atomic import write_text
 
 _GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
 
@@ -62,8 +62,6 @@ class CheckedSlurmRunner(SlurmRunner):
             "Lower the model's run_cfg.num_gpus (tensor parallelism) or use another partition."
         )
         log_path = task.get_log_path(file_extension='out')
-        mmengine.mkdir_or_exist(os.path.dirname(log_path))
-        with open(log_path, 'w', encoding='utf-8') as log:
-            log.write(f'GPURequestError: {message}\n')
+        write_text(log_path, f'GPURequestError: {message}\n')
         get_logger().error(message)
         return task.name, 1

@@ -1,0 +1,54 @@
+"""Outputs are atomic: a command that fails or is killed leaves the previous file, never an empty
+or half-written one."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from opencompass_lveval.atomic import atomic_open, write_text
+
+
+def test_a_failure_while_writing_keeps_the_previous_file(tmp_path):
+    target = tmp_path / 'out.jsonl'
+    target.write_text('the good file\n')
+    with pytest.raises(RuntimeError), atomic_open(target) as stream:
+        stream.write('half of a new')
+        raise RuntimeError('killed')
+    assert target.read_text() == 'the good file\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['out.jsonl']  # no temporary left
+
+
+def test_a_new_file_gets_the_usual_permissions(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        write_text(tmp_path / 'a.md', 'x')
+    finally:
+        os.umask(umask)
+    assert (tmp_path / 'a.md').stat().st_mode & 0o777 == 0o644
+
+
+def test_a_rebuild_with_a_mistyped_corpora_keeps_the_previous_data(tmp_path, shared, capsys):
+    from opencompass_lveval.cli import main
+
+    out = tmp_path / 'data'
+    build = [
+        'build',
+        'factrecall',
+        '--language',
+        'en',
+        '--levels',
+        '1k',
+        '--count',
+        '3',
+        '--out',
+        str(out),
+    ]
+    assert main([*build, '--corpora', str(shared / 'corpora')]) == 0
+    built = (out / 'factrecall_en_1k.jsonl').read_bytes()
+    assert built.count(b'\n') == 3
+    assert main([*build, '--corpora', str(tmp_path / 'corpra')]) == 2
+    assert 'corpra' in capsys.readouterr().err
+    assert (out / 'factrecall_en_1k.jsonl').read_bytes() == built
+    assert sorted(p.name for p in out.iterdir()) == ['factrecall_en_1k.jsonl']

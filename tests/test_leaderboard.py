@@ -228,3 +228,18 @@ def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
     ascending = [float(cells[1]) for _, *cells in sorted_page.rows if cells[1].strip() != '-']
     assert ascending == sorted(ascending) and ascending[0] == 3.0
     assert [row[0] for row in sorted_page.rows][-1] == 'Qwen2-72B-Instruct (published)'  # no 16k
+
+
+def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
+    work = tmp_path / 'work'
+    run = recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
+                       {'m': full_scores(12.5, ['16k'])})  # fmt: skip
+    marker = tmp_path / 'ran'
+    (run / 'configs' / f'{run.name}_2.py').write_text(
+        f'import pathlib\npathlib.Path({str(marker)!r}).touch()\n'
+        f"models = [dict(abbr='m', path=__import__('os').getcwd())]\n"
+    )
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 2
+    error = capsys.readouterr().err
+    assert f'{run.name}_2.py, line 3: not plain data (Call)' in error
+    assert 'never run' in error and not marker.exists()

@@ -8,6 +8,7 @@ has no result file is missing.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -60,21 +61,71 @@ def config_digest(model_cfg: dict) -> str:
     return hashlib.sha1(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+def _literal(node: ast.AST, path: Path):
+    """The value of a dumped-config expression made of literals and ``dict(key=...)`` calls;
+    anything else is refused: a run folder is data and its configs are never executed."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_literal(item, path) for item in node.elts]
+    if isinstance(node, ast.Dict) and None not in node.keys:
+        return {_literal(k, path): _literal(v, path) for k, v in zip(node.keys, node.values)}
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == 'dict'
+        and not node.args
+        and all(k.arg for k in node.keywords)
+    ):
+        return {k.arg: _literal(k.value, path) for k in node.keywords}
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _literal(node.operand, path)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return -value
+    raise ReportError(
+        f'{path}, line {getattr(node, "lineno", "?")}: not plain data '
+        f'({type(node).__name__}); a dumped OpenCompass config holds only literals and dict(...). '
+        'Configs in run folders are read as data, never run: remove or fix the file'
+    )
+
+
+def _config_data(path: Path) -> dict:
+    """The top-level ``name = value`` assignments of a dumped config, as data."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError) as exc:
+        raise ReportError(f'{path} is not a readable config ({exc}); remove or fix it') from exc
+    found = {}
+    for statement in tree.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id in ('models', 'datasets')
+        ):
+            found[statement.targets[0].id] = _literal(statement.value, path)
+    return found
+
+
+def _abbrs(items, path: Path, what: str) -> list[dict]:
+    """The entries of ``models`` / ``datasets``: dicts with a string ``abbr``, or an error."""
+    if not isinstance(items, list) or not all(
+        isinstance(i, dict) and isinstance(i.get('abbr'), str) for i in items
+    ):
+        raise ReportError(f'{path}: `{what}` must be a list of dicts each with a string abbr')
+    return items
+
+
 def _read_configs(run: Path) -> tuple[dict[str, dict], dict[str, list[str]]]:
     """Model configs by abbr and the datasets each model was asked for, from every config the run
-    dumped (oldest first, so the newest config of a model wins)."""
-    from mmengine.config import Config
-
+    dumped (oldest first, so the newest config of a model wins), read as data."""
     models: dict[str, dict] = {}
     asked: dict[str, list[str]] = {}
     for path in sorted((run / 'configs').glob('*.py')):
-        try:
-            cfg = Config.fromfile(str(path), format_python_code=False)
-        except Exception as exc:  # a config from another OpenCompass or broken by hand
-            raise ReportError(f'{path} could not be read ({exc}); remove or fix it') from exc
-        datasets = [d['abbr'] for d in cfg.get('datasets', [])]
-        for model in cfg.get('models', []):
-            models[model['abbr']] = model.to_dict() if hasattr(model, 'to_dict') else dict(model)
+        config = _config_data(path)
+        datasets = [d['abbr'] for d in _abbrs(config.get('datasets', []), path, 'datasets')]
+        for model in _abbrs(config.get('models', []), path, 'models'):
+            models[model['abbr']] = model
             known = asked.setdefault(model['abbr'], [])
             known.extend(d for d in datasets if d not in known)
     return models, asked

@@ -31,6 +31,7 @@ class Benchmark(ABC):
 
     name: str
     title: str
+    result_metrics: tuple[str, ...] = ('score',)  # what its evaluator reports, in percent
     board_metrics: tuple[str, ...] = ('score',)  # the result metrics a leaderboard keeps
 
     # Data ----------------------------------------------------------------------------------------

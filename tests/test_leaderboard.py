@@ -243,3 +243,37 @@ def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
     error = capsys.readouterr().err
     assert f'{run.name}_2.py, line 3: not plain data (Call)' in error
     assert 'never run' in error and not marker.exists()
+
+
+@pytest.mark.parametrize(
+    'content, shown',
+    [
+        ('{"score": true}', 'score is True'),
+        ('{"score": "99.5"}', "score is '99.5'"),
+        ('{"score": NaN}', 'NaN is not a number JSON allows'),
+        ('{"score": Infinity}', 'Infinity is not a number JSON allows'),
+        ('{"score": 12345}', 'score is 12345'),
+        ('[1, 2]', 'holds list, not a result object'),
+    ],
+)
+def test_results_that_are_not_scores_are_errors_naming_the_file(tmp_path, capsys, content, shown):
+    work = tmp_path / 'work'
+    run = recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
+                       {'m': full_scores(12.5, ['16k'])})  # fmt: skip
+    bad = run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json'
+    bad.write_text(content)
+    for command in (['leaderboard', str(work), '--out', str(tmp_path / 'o')], ['report', str(run)]):
+        assert main(command) == 2
+        error = capsys.readouterr().err
+        assert str(bad) in error and shown in error
+
+
+def test_provenance_of_another_shape_counts_as_unrecorded(tmp_path):
+    work = tmp_path / 'work'
+    run = recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
+                       {'m': full_scores(12.5, ['16k'])})  # fmt: skip
+    path = run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json'
+    path.write_text(json.dumps({'score': 40.0, 'provenance': 'v9'}))
+    board, _ = write_leaderboard([work], tmp_path / 'out')
+    (row,) = board.rows
+    assert row.results['lveval']['cmrc_mixup', '16k']['score'] == 40.0

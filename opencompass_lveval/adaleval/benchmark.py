@@ -11,12 +11,13 @@ from typing import Optional
 
 from ..benchmarks import Benchmark, Cell
 from . import report
-from .tasks import TASKS
+from .tasks import METRICS, TASKS
 
 
 class AdaLEval(Benchmark):
     name = report.NAME
     title = 'Ada-LEval'
+    result_metrics = METRICS
     board_metrics = report.BOARD_METRICS
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:

@@ -35,8 +35,13 @@ class Result:
 
     @property
     def provenance(self) -> dict:
-        found = self.values.get('provenance') or {}
-        return found[0] if isinstance(found, list) and found else found
+        """What the result records about itself (an object, or a list of them per replica);
+        other shapes and non-text values count as unrecorded."""
+        found = self.values.get('provenance')
+        found = found[0] if isinstance(found, list) and found else found
+        if not isinstance(found, dict):
+            return {}
+        return {key: value for key, value in found.items() if isinstance(value, str)}
 
 
 @dataclass

@@ -36,16 +36,48 @@ def find_run(work_dir: str | Path) -> Path:
     return run_folders(work_dir)[-1]
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f'{name} is not a number JSON allows')
+
+
+def check_result(path: Path, result) -> dict:
+    """A result file's content, checked: a JSON object whose metrics (those the benchmark of its
+    dataset reports) are finite numbers from 0 to 100; anything else is an error naming the
+    file, so a broken or forged file never becomes a silent wrong score."""
+    from .. import benchmarks
+
+    if not isinstance(result, dict):
+        raise ReportError(
+            f'{path} holds {type(result).__name__}, not a result object; re-run its evaluation'
+        )
+    for benchmark in benchmarks.BENCHMARKS:
+        if benchmark.split_abbr(path.stem) is None:
+            continue
+        for metric in benchmark.result_metrics:
+            value = result.get(metric)
+            if value is None:
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 <= value <= 100
+            ):
+                raise ReportError(
+                    f'{path}: {metric} is {value!r}, not a number from 0 to 100; re-run its '
+                    'evaluation or remove the file'
+                )
+    return result
+
+
 def read_results(run: Path) -> dict[str, dict[str, dict]]:
-    """model -> dataset abbr -> the result JSON OpenCompass wrote."""
+    """model -> dataset abbr -> the result JSON OpenCompass wrote, checked (``check_result``)."""
     results: dict[str, dict[str, dict]] = {}
     for path in sorted((run / 'results').glob('*/*.json')):
         try:
-            results.setdefault(path.parent.name, {})[path.stem] = json.loads(
-                path.read_text(encoding='utf-8')
-            )
+            found = json.loads(path.read_text(encoding='utf-8'), parse_constant=_refuse_constant)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ReportError(f'{path} is not valid JSON ({exc}); re-run its evaluation') from exc
+        results.setdefault(path.parent.name, {})[path.stem] = check_result(path, found)
     if not results:
         raise ReportError(f'{run}/results holds no result files; the evaluation did not finish')
     return results

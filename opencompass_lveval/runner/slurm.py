@@ -25,11 +25,12 @@ _GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
 
 def gpus_per_node(sinfo_lines: str) -> Optional[int]:
     """The most GPUs one node offers, from ``sinfo -h -N -o '%N %G'`` lines (``node gpu:4``,
-    ``node gpu:a100:8(S:0-1)``, ``node (null)``); None when sinfo listed no node."""
+    ``node gpu:a100:8(S:0-1)``, ``node gpu:a100:4,gpu:v100:4`` = 8, ``node (null)``); None when
+    sinfo listed no node."""
     counts = []
     for line in sinfo_lines.splitlines():
         if line.strip():
-            counts.append(max([int(n) for n in _GPUS.findall(line)] or [0]))
+            counts.append(sum(int(n) for n in _GPUS.findall(line)))
     return max(counts) if counts else None
 
 

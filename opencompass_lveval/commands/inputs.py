@@ -12,13 +12,56 @@ that adds a separator shows here as ``prompt DIFFERS``.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .models.inputs import ModelInput
+if TYPE_CHECKING:
+    from ..models.inputs import ModelInput
 
 SHOWN = 60  # characters of decoded text shown at each end and around the cut
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(',') if name.strip()]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'inputs',
+        help='write the exact token ids each model of an OpenCompass config would receive, per '
+        'dataset and record, loading only the tokenizers (no weights, no GPU)',
+    )
+    parser.add_argument('config')
+    parser.add_argument('--out', required=True, help='a JSON-lines file to write')
+    parser.add_argument('--models', type=_names, help='model abbrs, comma-separated')
+    parser.add_argument('--datasets', type=_names, help='dataset abbrs, comma-separated')
+    parser.add_argument('--limit', type=int, help='records per dataset (default: all)')
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(
+        config=args.config,
+        out=args.out,
+        models=args.models,
+        datasets=args.datasets,
+        limit=args.limit,
+    )
+
+
+def run(
+    *,
+    config: str,
+    out: str,
+    models: Optional[list[str]] = None,
+    datasets: Optional[list[str]] = None,
+    limit: Optional[int] = None,
+) -> int:
+    lines = write_inputs(config, out, models=models, datasets=datasets, limit=limit)
+    print('\n'.join(lines))
+    return 0
 
 
 def _pick(configs: list, wanted: Optional[list[str]], kind: str) -> list:
@@ -77,9 +120,9 @@ def write_inputs(
     from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
 
-    from .models.base import LongContextModel
-    from .models.template import prompt_parser
-    from .runner.infer_task import answer_length, model_class
+    from ..models.base import LongContextModel
+    from ..models.template import prompt_parser
+    from ..runner.infer_task import answer_length, model_class
 
     cfg = Config.fromfile(config_path, format_python_code=False)
     model_cfgs = _pick(cfg['models'], models, 'models')

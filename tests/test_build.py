@@ -214,7 +214,7 @@ def test_replica_has_the_release_shape_and_loads(tmp_path, shared, monkeypatch):
     assert [r.subset for r in reports if not r.ok] == []  # 55 subsets, official QA counts
     from pathlib import Path
 
-    from opencompass_lveval.dry_run import check_config
+    from opencompass_lveval.commands.dry_run import check_config
 
     monkeypatch.setenv('LVEVAL_DATA_DIR', str(tmp_path))
     checks = check_config(str(Path(__file__).resolve().parents[1] / 'configs' / 'eval_lveval.py'))

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import opencompass_lveval
-from opencompass_lveval.dry_run import check_config
+from opencompass_lveval.commands.dry_run import check_config
 from opencompass_lveval.lveval.dataset import LVEvalDataset
 from opencompass_lveval.lveval.evaluator import LVEvalEvaluator
 from opencompass_lveval.lveval.synthetic import write_synthetic

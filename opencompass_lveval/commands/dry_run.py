@@ -1,4 +1,5 @@
-"""Build every dataset of an OpenCompass config and render its first prompt, without a model.
+"""``lveval dry-run``: build every dataset of an OpenCompass config and render its first prompt,
+without a model.
 
 OpenCompass's own ``--dry-run`` stops at partitioning; this goes as far as a model would see:
 each dataset is loaded from its files and its first prompt is formatted by OpenCompass's prompt
@@ -7,10 +8,29 @@ template, then compared with the official LV-Eval prompt filled from the same re
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Optional
 
-from .lveval.tasks import split_abbr
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'dry-run',
+        help='build every dataset of an OpenCompass config from its files and check '
+        'the first prompt against the official one (no model needed)',
+    )
+    parser.add_argument('config')
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(config=args.config)
+
+
+def run(*, config: str) -> int:
+    lines, ok = describe(check_config(config))
+    print('\n'.join(lines))
+    return 0 if ok else 1
 
 
 @dataclass
@@ -26,6 +46,8 @@ def check_config(config_path: str) -> list[DatasetCheck]:
     from mmengine.config import Config
     from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
+
+    from ..lveval.tasks import split_abbr
 
     checks = []
     for dataset_cfg in Config.fromfile(config_path, format_python_code=False)['datasets']:

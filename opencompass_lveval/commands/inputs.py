@@ -12,13 +12,43 @@ that adds a separator shows here as ``prompt DIFFERS``.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .models.inputs import ModelInput
+if TYPE_CHECKING:
+    from ..models.inputs import ModelInput
 
 SHOWN = 60  # characters of decoded text shown at each end and around the cut
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(',') if name.strip()]
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'inputs',
+        help='write the exact token ids each model of an OpenCompass config would receive, per '
+        'dataset and record, loading only the tokenizers (no weights, no GPU)',
+    )
+    parser.add_argument('config')
+    parser.add_argument('--out', required=True, help='a JSON-lines file to write')
+    parser.add_argument('--models', type=_names, help='model abbrs, comma-separated')
+    parser.add_argument('--datasets', type=_names, help='dataset abbrs, comma-separated')
+    parser.add_argument('--limit', type=int, help='records per dataset (default: all)')
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(
+        config=args.config,
+        out=args.out,
+        models=args.models,
+        datasets=args.datasets,
+        limit=args.limit,
+    )
 
 
 def _pick(configs: list, wanted: Optional[list[str]], kind: str) -> list:
@@ -65,23 +95,23 @@ def describe(tokenizer, item: ModelInput) -> list[str]:
     return lines
 
 
-def write_inputs(
-    config_path: str,
+def run(
+    *,
+    config: str,
     out: str,
     models: Optional[list[str]] = None,
     datasets: Optional[list[str]] = None,
     limit: Optional[int] = None,
-) -> list[str]:
-    """Write the JSON lines to ``out``; return the summary to print."""
+) -> int:
+    """Write the JSON lines to ``out``, each model x dataset in turn; print the summary."""
     from mmengine.config import Config
-    from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
 
-    from .models.base import LongContextModel
-    from .models.template import prompt_parser
-    from .runner.infer_task import answer_length, model_class
+    from ..models.base import LongContextModel
+    from ..models.template import prompt_parser
+    from ..runner.infer_task import model_class
 
-    cfg = Config.fromfile(config_path, format_python_code=False)
+    cfg = Config.fromfile(config, format_python_code=False)
     model_cfgs = _pick(cfg['models'], models, 'models')
     dataset_cfgs = _pick(cfg['datasets'], datasets, 'datasets')
     built = {d['abbr']: build_dataset_from_cfg(d) for d in dataset_cfgs}
@@ -97,38 +127,58 @@ def write_inputs(
             builder = cls.input_builder(**{k: v for k, v in model_cfg.items() if k != 'type'})
             parser = prompt_parser(model_cfg.get('meta_template'))
             for dataset_cfg in dataset_cfgs:
-                dataset = built[dataset_cfg['abbr']]
-                template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
-                max_out_len = answer_length(model_cfg, dataset_cfg)
-                items, differing = [], []
-                for index in range(min(len(dataset.test), limit or len(dataset.test))):
-                    prompt = template.generate_item(
-                        dataset.test[index], output_field=dataset.reader.output_column
-                    )
-                    parsed = parser.parse_template(prompt, mode='gen')
-                    message, expected = builder.prompt_text(parsed), dataset_prompt(prompt)
-                    if message != expected:
-                        differing.append(first_difference(expected, message))
-                    item = builder.build(parsed, max_out_len)
-                    items.append(item)
-                    stream.write(json.dumps({
-                        'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'],
-                        'index': index, 'input_ids': item.ids, 'n_ids': len(item.ids),
-                        'budget': item.budget, 'truncated': item.truncated,
-                        'mode': builder.inputs, 'user_message': message,
-                        'user_message_is_dataset_prompt': message == expected,
-                    }, ensure_ascii=False) + '\n')  # fmt: skip
-                written += len(items)
-                if not items:
-                    continue
-                sizes = [len(i.ids) for i in items]
-                check = (f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing
-                         else 'prompt same')  # fmt: skip
-                summary.append(
-                    f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(items)} records, '
-                    f'{min(sizes)}-{max(sizes)} ids, budget {items[0].budget} ({builder.inputs}), '
-                    f'{sum(i.truncated for i in items)} cut, {check}; record 0:'
+                items, lines = _write_pair(
+                    stream,
+                    model_cfg=model_cfg,
+                    builder=builder,
+                    parser=parser,
+                    dataset_cfg=dataset_cfg,
+                    dataset=built[dataset_cfg['abbr']],
+                    limit=limit,
                 )
-                summary += describe(builder.tokenizer, items[0])
+                written += items
+                summary += lines
     summary.append(f'wrote {written} lines to {out}')
-    return summary
+    print('\n'.join(summary))
+    return 0
+
+
+def _write_pair(
+    stream, *, model_cfg, builder, parser, dataset_cfg, dataset, limit: Optional[int]
+) -> tuple[int, list[str]]:
+    """Write one model x dataset's lines; return how many, and its part of the summary."""
+    from opencompass.registry import ICL_PROMPT_TEMPLATES
+
+    from ..runner.infer_task import answer_length
+
+    template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
+    max_out_len = answer_length(model_cfg, dataset_cfg)
+    items, differing = [], []
+    for index in range(min(len(dataset.test), limit or len(dataset.test))):
+        prompt = template.generate_item(
+            dataset.test[index], output_field=dataset.reader.output_column
+        )
+        parsed = parser.parse_template(prompt, mode='gen')
+        message, expected = builder.prompt_text(parsed), dataset_prompt(prompt)
+        if message != expected:
+            differing.append(first_difference(expected, message))
+        item = builder.build(parsed, max_out_len)
+        items.append(item)
+        stream.write(json.dumps({
+            'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'],
+            'index': index, 'input_ids': item.ids, 'n_ids': len(item.ids),
+            'budget': item.budget, 'truncated': item.truncated,
+            'mode': builder.inputs, 'user_message': message,
+            'user_message_is_dataset_prompt': message == expected,
+        }, ensure_ascii=False) + '\n')  # fmt: skip
+    if not items:
+        return 0, []
+    sizes = [len(i.ids) for i in items]
+    check = (f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing
+             else 'prompt same')  # fmt: skip
+    return len(items), [
+        f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(items)} records, '
+        f'{min(sizes)}-{max(sizes)} ids, budget {items[0].budget} ({builder.inputs}), '
+        f'{sum(i.truncated for i in items)} cut, {check}; record 0:',
+        *describe(builder.tokenizer, items[0]),
+    ]

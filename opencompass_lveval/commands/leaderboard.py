@@ -1,0 +1,53 @@
+"""``lveval leaderboard``: merge OpenCompass runs into one leaderboard.
+
+Results of several runs (and, on request, the papers' published numbers) become one table in
+Markdown, CSV, JSON and a self-contained HTML page, each row saying where it comes from; what
+was asked for but is missing or conflicts is printed, and with ``--strict`` fails the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'leaderboard',
+        help='merge OpenCompass runs (work folders or run folders) into one leaderboard: '
+        'Markdown, CSV, JSON and a self-contained HTML page, with provenance and missing results',
+    )
+    parser.add_argument('runs', nargs='+', help='work folders (-w) or run folders')
+    parser.add_argument('--out', required=True, help='folder for leaderboard.{md,csv,json,html}')
+    parser.add_argument(
+        '--published',
+        action='store_true',
+        help="add the papers' published numbers as reference rows",
+    )
+    parser.add_argument(
+        '--strict',
+        action='store_true',
+        help='exit 1 when any asked-for result is missing or conflicts',
+    )
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(runs=args.runs, out=args.out, published=args.published, strict=args.strict)
+
+
+def run(*, runs: list[str], out: str, published: bool = False, strict: bool = False) -> int:
+    from ..leaderboard import write_leaderboard
+
+    board, written = write_leaderboard(runs, out, published)
+    measured = [row for row in board.rows if row.kind == 'measured']
+    print(
+        f'{len(measured)} measured rows, {len(board.rows) - len(measured)} published rows, '
+        f'sizes: {board.shown_sizes()}'
+    )
+    for model, dataset, why in board.missing:
+        print(f'missing: {model} x {dataset}: {why}')
+    for label, note in board.conflicts:
+        print(f'conflict: {label}: {note}')
+    for path in written:
+        print(f'wrote {path}')
+    return 1 if strict and (board.missing or board.conflicts) else 0

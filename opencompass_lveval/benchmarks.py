@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -23,6 +24,33 @@ PACKAGES = (
     'opencompass_lveval.adaleval.benchmark',
 )
 Cell = tuple[str, str]  # (task, size)
+Argument = tuple[str, dict]
+
+
+def argument(flag: str, **options) -> Argument:
+    """One ``add_argument`` call, as data."""
+    return flag, options
+
+
+@dataclass(frozen=True)
+class BuildKind:
+    """One ``lveval build`` kind: its help, its arguments in ``--help`` order, and the function
+    taking them as keywords (by their argparse names) that writes the files."""
+
+    help: str
+    arguments: tuple[Argument, ...]
+    build: Callable[..., list[Path]]
+
+    @property
+    def names(self) -> list[str]:
+        """The argparse names of the arguments: ``--no-cfi`` is ``no_cfi``."""
+        return [flag.lstrip('-').replace('-', '_') for flag, _ in self.arguments]
+
+
+BUILD_OUTPUT = (
+    argument('--out', required=True, help='output folder'),
+    argument('--seed', type=int, default=0),
+)
 
 
 class Benchmark(ABC):
@@ -87,6 +115,20 @@ class Benchmark(ABC):
     def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
         """Groups (and their rows) a run's summary lacks for its datasets ``abbrs``."""
         return [], []
+
+    def build_kinds(self) -> dict[str, BuildKind]:
+        """Its ``lveval build`` kinds."""
+        return {}
+
+    def commands(self) -> list[Callable]:
+        """Its own subcommands (``lveval score`` for official-format prediction files), each a
+        function adding its parser to ``lveval``'s subparsers."""
+        return []
+
+    def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
+        """(the official prompt text, the official answer length) of one of its datasets'
+        records, where the record holds what the official code formatted; None otherwise."""
+        return None
 
     def random_answer(self, prompt: str, rng: random.Random) -> Optional[str]:
         """A uniformly random valid answer to one of its prompts; None for other prompts."""

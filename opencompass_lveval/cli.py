@@ -13,27 +13,24 @@ import argparse
 import sys
 
 from . import __version__
-from .commands import (
-    build,
-    configs_dir,
-    data,
-    dry_run,
-    inputs,
-    leaderboard,
-    report,
-    score,
-    score_adaleval,
-)
+from .commands import build, configs_dir, data, dry_run, inputs, leaderboard, report
 
-# In the order of ``lveval --help``.
-COMMANDS = [configs_dir, data, score, score_adaleval, report, build, dry_run, inputs, leaderboard]
+# In the order of ``lveval --help``; each benchmark's own commands come after ``data``.
+BEFORE, AFTER = [configs_dir, data], [report, build, dry_run, inputs, leaderboard]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='lveval', description=__doc__.split('\n\n')[0])
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     subparsers = parser.add_subparsers(dest='command', required=True)
-    for command in COMMANDS:
+    from . import benchmarks
+
+    for command in BEFORE:
+        command.add_parser(subparsers)
+    for benchmark in benchmarks.BENCHMARKS:
+        for add_parser in benchmark.commands():
+            add_parser(subparsers)
+    for command in AFTER:
         command.add_parser(subparsers)
     return parser
 

@@ -65,6 +65,16 @@ class AdaLEval(Benchmark):
             f'10 records each) to {folder}'
         )
 
+    def build_kinds(self):
+        from .commands import BUILD_KINDS
+
+        return BUILD_KINDS
+
+    def commands(self):
+        from .commands import add_score_parser
+
+        return [add_score_parser]
+
     def report(self, results, out):
         return report.report(results, out)
 

@@ -39,7 +39,7 @@ class DatasetCheck:
     records: int
     max_out_len: Optional[int]
     prompt_chars: int
-    official_prompt: Optional[bool]  # None: not an LV-Eval dataset
+    official_prompt: Optional[bool]  # None: no benchmark knows its official prompt
 
 
 def check_config(config_path: str) -> list[DatasetCheck]:
@@ -47,7 +47,7 @@ def check_config(config_path: str) -> list[DatasetCheck]:
     from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
 
-    from ..lveval.tasks import split_abbr
+    from .. import benchmarks
 
     checks = []
     for dataset_cfg in Config.fromfile(config_path, format_python_code=False)['datasets']:
@@ -60,15 +60,15 @@ def check_config(config_path: str) -> list[DatasetCheck]:
             item.get('prompt', '') if isinstance(item, dict) else item for item in rendered
         )
         max_out_len = infer_cfg['inferencer'].get('max_out_len')
-        found = split_abbr(dataset_cfg['abbr'])
-        matches = (
-            None
-            if found is None
-            else (
-                prompt == found[0].prompt.format(context=first['context'], input=first['input'])
-                and max_out_len == found[0].max_out_len
-            )
+        official = next(
+            (
+                o
+                for b in benchmarks.BENCHMARKS
+                if (o := b.official_prompt(dataset_cfg['abbr'], first))
+            ),
+            None,
         )
+        matches = None if official is None else (prompt, max_out_len) == official
         checks.append(
             DatasetCheck(dataset_cfg['abbr'], len(dataset.test), max_out_len, len(prompt), matches)
         )

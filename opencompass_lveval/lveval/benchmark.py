@@ -77,6 +77,25 @@ class LVEval(Benchmark):
             f'to {out_dir}'
         )
 
+    def build_kinds(self):
+        from .commands import BUILD_KINDS
+
+        return BUILD_KINDS
+
+    def commands(self):
+        from .commands import add_score_parser
+
+        return [add_score_parser]
+
+    def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
+        found = split_abbr(abbr)
+        if found is None:
+            return None
+        task = found[0]
+        return task.prompt.format(
+            context=record['context'], input=record['input']
+        ), task.max_out_len
+
     def report(self, results, out):
         return report.report(results, out)
 

@@ -1,0 +1,132 @@
+"""LV-Eval's own commands: ``lveval score`` (official-format prediction files scored like the
+official evaluation.py, written to ``PRED_DIR/eval_result/``) and its ``lveval build`` kinds (the
+papers' needle in books, context mixing from your own QA items, a replica of the release from
+public-domain books). Heavy imports happen when a command runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Optional
+
+from ..benchmarks import BUILD_OUTPUT, BuildKind, argument
+
+LEVELS = '16k,32k,64k,128k,256k'
+
+
+def _sizes(text: str) -> list[str]:
+    from ..sizes import parse_sizes
+
+    try:
+        return parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+LEVELS_AND_SCALE = (
+    argument(
+        '--levels',
+        type=_sizes,
+        default=LEVELS.split(','),
+        help=f'comma-separated sizes, e.g. 16k,32k,512k,1000k (default: {LEVELS})',
+    ),
+    argument('--scale', type=int, default=1, help='divide every length by this (small test data)'),
+)
+
+
+# Each kind's function takes the kind's arguments by their argparse names and passes them to the
+# library by keyword, converting only what differs: --out is out_dir, --no-cfi is cfi=False...
+
+
+def _factrecall(*, out: str, no_cfi: bool, no_kpr: bool, no_context: bool, **options) -> list[Path]:
+    from .build import build_factrecall
+
+    return build_factrecall(
+        out_dir=out, cfi=not no_cfi, kpr=not no_kpr, context=not no_context, **options
+    )
+
+
+def _mixup(
+    *, items: str, rules: Optional[str], out: str, no_cfi: bool, no_kpr: bool, **options
+) -> list[Path]:
+    from .build import build_mixup, read_items, read_rules
+
+    return build_mixup(
+        items=read_items(items),
+        rules=read_rules(rules),
+        out_dir=out,
+        cfi=not no_cfi,
+        kpr=not no_kpr,
+        **options,
+    )
+
+
+def _replica(*, out: str, **options) -> list[Path]:
+    from .build import build_replica
+
+    def progress(name: str) -> None:
+        print(f'building {name}', flush=True)
+
+    return build_replica(out_dir=out, progress=progress, **options)
+
+
+BUILD_KINDS = {
+    'factrecall': BuildKind(
+        help="the papers' needle in a haystack of books",
+        arguments=(
+            argument('--language', choices=['en', 'zh'], required=True),
+            argument('--corpora', required=True, help='folder with en/ and zh/ books'),
+            argument('--count', type=int, default=200, help='needle positions per level'),
+            argument('--no-cfi', action='store_true', help='without confusing facts'),
+            argument('--no-kpr', action='store_true', help='without keyword replacement'),
+            argument(
+                '--no-context',
+                action='store_true',
+                help='empty contexts: the knowledge-leakage probe',
+            ),
+            *BUILD_OUTPUT,
+            *LEVELS_AND_SCALE,
+        ),
+        build=_factrecall,
+    ),
+    'mixup': BuildKind(
+        help='LV-Eval context mixing from your own QA items',
+        arguments=(
+            argument(
+                '--items',
+                required=True,
+                help='JSON lines: input, answers, documents, [answer_keywords, confusing_facts]',
+            ),
+            argument('--dataset', required=True, help='output name: {dataset}_{level}.jsonl'),
+            argument('--language', choices=['en', 'zh'], required=True),
+            argument('--rules', help='JSON {original: substitute} or [[original, substitute]]'),
+            argument('--no-cfi', action='store_true'),
+            argument('--no-kpr', action='store_true'),
+            *BUILD_OUTPUT,
+            *LEVELS_AND_SCALE,
+        ),
+        build=_mixup,
+    ),
+    'replica': BuildKind(
+        help='all 55 LV-Eval subsets shaped like the release, from public-domain books',
+        arguments=(argument('--corpora', required=True), *BUILD_OUTPUT, *LEVELS_AND_SCALE),
+        build=_replica,
+    ),
+}
+
+
+def add_score_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'score',
+        help='score official-format prediction files {dataset}_{level}.jsonl like the '
+        'official evaluation.py; writes PRED_DIR/eval_result/',
+    )
+    parser.add_argument('pred_dir')
+    parser.set_defaults(handler=lambda args: score(pred_dir=args.pred_dir))
+
+
+def score(*, pred_dir: str) -> int:
+    from .score import score_and_write
+
+    print('\n'.join(score_and_write(pred_dir)))
+    return 0

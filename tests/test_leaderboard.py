@@ -277,3 +277,40 @@ def test_provenance_of_another_shape_counts_as_unrecorded(tmp_path):
     board, _ = write_leaderboard([work], tmp_path / 'out')
     (row,) = board.rows
     assert row.results['lveval']['cmrc_mixup', '16k']['score'] == 40.0
+
+
+def test_strict_fails_on_a_refused_run_and_on_nothing_measured(tmp_path, capsys):
+    work = tmp_path / 'work'
+    model = {'m': {'type': HF, 'max_seq_len': 4096}}
+    recorded_run(work, '20260101_000000', model, {'m': full_scores(12.5, ['16k'])})
+    # The newest run was refused before any result: a config and a log, no results/ folder.
+    refused = work / '20260102_000000'
+    (refused / 'configs').mkdir(parents=True)
+    (refused / 'configs' / 'c.py').write_text(
+        "models = [dict(abbr='big', type='x', max_seq_len=8)]\n"
+        "datasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+    )
+    log = refused / 'logs' / 'infer' / 'big' / 'LVEval_cmrc_mixup_16k.out'
+    log.parent.mkdir(parents=True)
+    log.write_text('GPURequestError: asks for 8 GPUs, the nodes offer at most 4\n')
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'o'), '--strict']) == 1
+    assert 'missing: big x LVEval_cmrc_mixup_16k: GPURequestError' in capsys.readouterr().out
+    empty = tmp_path / 'empty_run'
+    (empty / 'configs').mkdir(parents=True)
+    (empty / 'configs' / 'c.py').write_text('models = []\ndatasets = []\n')
+    assert main(['leaderboard', str(empty), '--out', str(tmp_path / 'o2'), '--strict']) == 1
+    assert 'no measured rows' in capsys.readouterr().out
+    assert main(['leaderboard', str(tmp_path / 'nothing_here'), '--out', str(tmp_path / 'o3')]) == 2
+
+
+def test_the_newest_run_wins_by_its_name_not_its_file_times(tmp_path):
+    import os
+
+    work = tmp_path / 'work'
+    model = {'m': {'type': HF, 'max_seq_len': 4096}}
+    new = recorded_run(work, '20260102_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 2.0}})
+    old = recorded_run(work, '20260101_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 1.0}})
+    os.utime(new / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json', (1, 1))  # a copy reset it
+    board, _ = write_leaderboard([work], tmp_path / 'out')
+    assert board.rows[0].results['lveval']['cmrc_mixup', '16k']['score'] == 2.0
+    assert old.name < new.name

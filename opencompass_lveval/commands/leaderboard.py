@@ -50,4 +50,6 @@ def run(*, runs: list[str], out: str, published: bool = False, strict: bool = Fa
         print(f'conflict: {label}: {note}')
     for path in written:
         print(f'wrote {path}')
-    return 1 if strict and (board.missing or board.conflicts) else 0
+    if not measured:
+        print('no measured rows: the runs hold no results and asked for none')
+    return 1 if strict and (board.missing or board.conflicts or not measured) else 0

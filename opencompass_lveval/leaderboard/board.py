@@ -135,7 +135,8 @@ def _open_rows(runs: list[Run], keys: _Keys) -> tuple[dict[RowKey, Row], dict[Ro
 
 
 def _newest_results(runs: list[Run], keys: _Keys, rows: dict) -> dict[RowKey, dict]:
-    """Row -> dataset -> its newest result; changed data under a dataset is a conflict."""
+    """Row -> dataset -> its newest result (by run, in start order); changed data under a
+    dataset is a conflict."""
     cells: dict[RowKey, dict[str, Result]] = {}
     for run in runs:
         for result in run.results:
@@ -148,8 +149,7 @@ def _newest_results(runs: list[Run], keys: _Keys, rows: dict) -> dict[RowKey, di
                     f'{result.dataset}: the data changed between {older.run.name} and '
                     f'{run.folder.name} (newest kept)'
                 )
-            if older is None or result.written >= older.written:
-                row_cells[result.dataset] = result
+            row_cells[result.dataset] = result  # runs come oldest first: the newest wins
     return cells
 
 

@@ -9,6 +9,7 @@ has no result file is missing.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ReportError
-from ..report.results import read_results, run_folders
+from ..report.results import read_results
 
 _ERROR_LINE = re.compile(r'^[\w.]*(?:Error|Exception)\b.*')
 
@@ -31,7 +32,6 @@ class Result:
     model: str
     dataset: str
     values: dict  # the result JSON without per-sample details
-    written: float  # modification time of the file, to tell newest from oldest
 
     @property
     def provenance(self) -> dict:
@@ -141,28 +141,43 @@ def read_run(folder: Path) -> Run:
     if (folder / 'results').is_dir() and any((folder / 'results').glob('*/*.json')):
         for model, by_dataset in read_results(folder).items():
             for dataset, values in by_dataset.items():
-                path = folder / 'results' / model / f'{dataset}.json'
                 values = {key: value for key, value in values.items() if key != 'details'}
-                results.append(Result(folder, model, dataset, values, path.stat().st_mtime))
+                results.append(Result(folder, model, dataset, values))
     models, asked = _read_configs(folder)
     return Run(folder, results, models, asked)
 
 
+def _run_folders(path: Path) -> list[Path]:
+    """``path`` if it is a run folder (results or dumped configs), else the run folders in it:
+    a run whose evaluation never finished counts (its asked-for results are missing)."""
+
+    def is_run(folder: Path) -> bool:
+        return (folder / 'results').is_dir() or (folder / 'configs').is_dir()
+
+    if is_run(path):
+        return [path]
+    found = sorted(p for p in path.iterdir() if is_run(p)) if path.is_dir() else []
+    if not found:
+        raise ReportError(
+            f'{path} holds no OpenCompass run (no results/ or configs/ folder in it or in a '
+            'folder below it); give the -w folder of a run or one of its run folders'
+        )
+    return found
+
+
 def read_runs(paths: list) -> list[Run]:
-    """Every run folder under the given work or run folders, oldest first."""
-    folders: list[Path] = []
-    for path in paths:
-        path = Path(path)
-        if (path / 'configs').is_dir() and not (path / 'results').is_dir():
-            folders.append(path)  # a run whose evaluation never finished
-            continue
-        folders.extend(run_folders(path))
-    return [read_run(folder) for folder in sorted(set(folders), key=lambda f: (f.name, str(f)))]
+    """Every run folder under the given work or run folders, oldest first: OpenCompass names
+    runs by their start time, so the names order them (file times change when folders are
+    copied)."""
+    folders = {folder for path in paths for folder in _run_folders(Path(path))}
+    return [read_run(folder) for folder in sorted(folders, key=lambda f: (f.name, str(f)))]
 
 
+@functools.lru_cache(maxsize=4096)
 def first_error(log: Path) -> Optional[str]:
     """The first line of a task log that reports an error: an exception line (``ValueError:
-    ...``), else the first line mentioning an error; None for a clean log."""
+    ...``), else the first line mentioning an error; None for a clean log. Each log is read once
+    however many missing results ask."""
     try:
         lines = log.read_text(encoding='utf-8', errors='replace').splitlines()
     except OSError:
@@ -173,15 +188,25 @@ def first_error(log: Path) -> Optional[str]:
     return next((line.strip() for line in lines if 'error' in line.lower()), None)
 
 
+@functools.lru_cache(maxsize=256)
+def _inference_logs(run: Path, model: str) -> tuple[tuple[Path, str], ...]:
+    """Every inference log of a model in a run with its text, read once."""
+    return tuple(
+        (log, log.read_text(encoding='utf-8', errors='replace'))
+        for log in sorted((run / 'logs' / 'infer' / model).glob('*.out'))
+    )
+
+
 def missing_reason(run: Path, model: str, dataset: str) -> str:
     """Why ``model`` has no result on ``dataset`` in ``run``: the first error line of its
     inference or evaluation log (an inference task's log is named after its first dataset, so
     the logs that mention the dataset count too)."""
     candidates = [run / 'logs' / 'infer' / model / f'{dataset}.out']
     candidates += [
-        log for log in sorted((run / 'logs' / 'infer' / model).glob('*.out'))
-        if log not in candidates and dataset in log.read_text(encoding='utf-8', errors='replace')
-    ]  # fmt: skip
+        log
+        for log, text in _inference_logs(run, model)
+        if log not in candidates and dataset in text
+    ]
     candidates.append(run / 'logs' / 'eval' / model / f'{dataset}.out')
     for log in candidates:
         error = first_error(log) if log.is_file() else None

@@ -4,6 +4,7 @@ per-sample results imply, and missing results give clear errors."""
 import csv
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,29 @@ def test_unreadable_result_file_is_named(tmp_path):
     (run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json').write_text('{broken')
     with pytest.raises(ReportError, match='LVEval_cmrc_mixup_16k.json is not valid JSON'):
         write_report(run)
+
+
+def test_the_summary_prints_one_table_and_where_the_report_is(tmp_path, capsys):
+    from mmengine.config import Config, ConfigDict
+
+    from opencompass_lveval.report.summarizer import LongContextSummarizer
+
+    run, _ = recorded_run(tmp_path, models=('model-a',), samples=4)
+    shipped = Path(__file__).resolve().parents[1] / 'configs' / 'datasets' / 'lveval'
+    datasets = Config.fromfile(str(shipped / 'lveval_gen.py'), format_python_code=False)[
+        'lveval_datasets'
+    ]
+    abbrs = [d['abbr'] for d in datasets]
+    config = ConfigDict(
+        models=[{'abbr': 'model-a', 'type': 'x'}], datasets=datasets, work_dir=str(run)
+    )
+    LongContextSummarizer(config, dataset_abbrs=abbrs[:3]).summarize(time_str='t')
+    out = capsys.readouterr().out
+    assert sum(line.startswith('dataset ') for line in out.splitlines()) == 1  # one table
+    assert '| dataset |' not in out and 'markdown format' not in out
+    assert f'summary files (txt, csv, md): {run / "summary"}' in out
+    assert (
+        f'per-length report (tables, CSV, plots): {run / "summary" / "long_context_report.md"}'
+        in out
+    )
+    assert (run / 'summary' / 'summary_t.md').is_file()  # OpenCompass's files are still written

@@ -7,11 +7,18 @@ groups (and rows) the configured ones lack for the run's datasets; LV-Eval, for 
 
 from __future__ import annotations
 
+import contextlib
+import io
+from pathlib import Path
+
 from opencompass.summarizers import DefaultSummarizer
 
 from .. import benchmarks
 from ..errors import ReportError
 from . import write_report
+
+# What OpenCompass's summarizer prints before repeating its table as Markdown.
+MARKDOWN_REPEAT = '\n\nThe markdown format results is as below:'
 
 
 class LongContextSummarizer(DefaultSummarizer):
@@ -31,11 +38,20 @@ class LongContextSummarizer(DefaultSummarizer):
         )
 
     def summarize(self, *args, **kwargs):
-        outcome = super().summarize(*args, **kwargs)
+        """OpenCompass's table once (it prints it twice, plain and as Markdown), then where the
+        summary files and the per-length report are."""
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            outcome = super().summarize(*args, **kwargs)
+        table, _, _ = printed.getvalue().partition(MARKDOWN_REPEAT)
+        print(table.rstrip('\n'))
+        summary = Path(self.work_dir) / 'summary'
+        print(f'\nsummary files (txt, csv, md): {summary}')
         try:
             written = write_report(self.work_dir)
         except ReportError as exc:  # nothing of ours in this run: OpenCompass's summary stands
             self.logger.warning(str(exc))
         else:
-            self.logger.info(f'long-context report: {written[0].parent}')
+            report = next(path for path in written if path.suffix == '.md')
+            print(f'per-length report (tables, CSV, plots): {report}')
         return outcome

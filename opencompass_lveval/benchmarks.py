@@ -24,6 +24,25 @@ PACKAGES = (
     'opencompass_lveval.adaleval.benchmark',
 )
 Cell = tuple[str, str]  # (task, size)
+# Written beside synthetic data (``lveval data synth``): data check then calls its small record
+# counts synthetic rather than a truncated download.
+SYNTHETIC_MARK = 'SYNTHETIC.txt'
+
+
+def mark_synthetic(folder: Path) -> None:
+    from .atomic import write_text
+
+    write_text(
+        Path(folder) / SYNTHETIC_MARK,
+        'Seeded synthetic data from `lveval data synth`, '
+        'in the official formats with fewer records; not the benchmark release.\n',
+    )
+
+
+def is_synthetic(folder: Path) -> bool:
+    return (Path(folder) / SYNTHETIC_MARK).is_file()
+
+
 Argument = tuple[str, dict]
 
 

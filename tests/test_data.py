@@ -207,3 +207,22 @@ def test_a_full_size_1000k_record_loads(tmp_path, shared):
     context = table[0]['context']
     assert abs(len(context.split()) - 1_000_000) <= 1000
     assert 'Ludwig Beethoven' in context
+
+
+def test_data_check_tells_synthetic_data_from_a_truncated_download(tmp_path, capsys):
+    from opencompass_lveval.benchmarks import SYNTHETIC_MARK
+    from opencompass_lveval.cli import main
+
+    assert main(['data', 'synth', str(tmp_path), '--count', '2']) == 0
+    capsys.readouterr()
+    assert main(['data', 'check', str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert '55 of 55 official subsets ok, 0 missing (55 synthetic), 0 with problems' in out
+    assert '4 of 4 Ada-LEval files ok, 0 missing, 0 with problems' in out
+    # The same files without the mark look like a truncated download, as they would be.
+    (tmp_path / SYNTHETIC_MARK).unlink()
+    (tmp_path / 'adaleval' / SYNTHETIC_MARK).unlink()
+    assert main(['data', 'check', str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert '2 records, the official release has 124' in out
+    assert '10 records, the official code uses 1000: truncated' in out

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell
+from ..benchmarks import Benchmark, Cell, mark_synthetic
 from . import report
 from .tasks import METRICS, TASKS
 
@@ -40,6 +40,7 @@ class AdaLEval(Benchmark):
         for found in reports:
             expected = found.expected if found.expected is not None else '-'
             ok = 'ok' if found.expected is not None else 'ok (non-paper setting)'
+            ok = f'ok (synthetic, {found.records} records)' if found.synthetic else ok
             lines.append(
                 f'{found.name:<{width}}  {found.records:>7}/{expected:<5}  '
                 f'{ok if found.ok else found.problem}'
@@ -60,6 +61,7 @@ class AdaLEval(Benchmark):
 
         folder = Path(out_dir) / 'adaleval'
         paths = write_synthetic(folder, seed=seed)
+        mark_synthetic(folder)
         return (
             f'wrote {len(paths)} Ada-LEval files ({", ".join(p.name for p in paths)}; '
             f'10 records each) to {folder}'

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell
+from ..benchmarks import Benchmark, Cell, mark_synthetic
 from ..sizes import by_size
 from . import report
 from .tasks import TASKS_BY_NAME, split_abbr
@@ -45,6 +45,7 @@ class LVEval(Benchmark):
         lines = [f'{"LV-Eval subset":<{width}}  records/expected  status']
         for found in reports:
             ok = 'ok' if found.official else 'ok (non-official level)'
+            ok = f'ok (synthetic, {found.records} records)' if found.synthetic else ok
             expected = found.expected if found.official else '-'
             lines.append(
                 f'{found.subset:<{width}}  {found.records:>7}/{expected:<8}  '
@@ -60,6 +61,8 @@ class LVEval(Benchmark):
             if official
             else 'no subset at an official level'
         )
+        synthetic = sum(r.synthetic for r in reports)
+        summary += f' ({synthetic} synthetic)' if synthetic else ''
         lines.append(
             f'{summary}, {len(bad) - missing} with problems'
             + (f'; {extra} at non-official levels' if extra else '')
@@ -72,6 +75,7 @@ class LVEval(Benchmark):
         from .synthetic import write_synthetic
 
         paths = write_synthetic(out_dir, count=count, scale=scale, seed=seed)
+        mark_synthetic(out_dir)
         return (
             f'wrote {len(paths)} LV-Eval subsets ({count} records each, lengths / {scale}) '
             f'to {out_dir}'

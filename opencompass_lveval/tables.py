@@ -4,6 +4,7 @@ them as Markdown, CSV and HTML); no I/O here."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Optional
 
 
@@ -43,7 +44,11 @@ class BoardTable:
 
 
 def mean(values: list[Optional[float]]) -> Optional[float]:
-    """Average of the values, or None when any is missing. Not rounded: writers round."""
+    """Average of the values, or None when any is missing: computed exactly on the values as
+    printed (scores have two decimals) and rounded to two decimals as Python's ``round`` rounds
+    an exact tie (half to even), so one average is the same number in every table and level
+    however the floats were summed."""
     if not values or any(v is None for v in values):
         return None
-    return sum(values) / len(values)
+    exact = sum(Decimal(repr(float(v))) for v in values) / len(values)
+    return float(exact.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN))

@@ -155,3 +155,23 @@ def test_the_summary_prints_one_table_and_where_the_report_is(tmp_path, capsys):
         in out
     )
     assert (run / 'summary' / 'summary_t.md').is_file()  # OpenCompass's files are still written
+
+
+def test_one_average_is_one_number_in_every_table():
+    """The same exact mean rounds the same way whatever the floats' summation order: the demo's
+    single-hop QA row printed 44.36 at every level and 44.37 as their average."""
+    from opencompass_lveval.tables import mean
+
+    pair = [44.44, 44.29]  # exactly 44.365: half to even gives 44.36
+    assert sum(pair) / 2 != sum(pair * 5) / 10  # the floats alone disagree
+    assert mean(pair) == mean(pair * 5) == 44.36
+    assert mean([0.5, 0.0, 0.0, 0.0]) == 0.12 and mean([0.5, 0.5, 0.0, 0.0]) == 0.25
+    assert mean([1.0, None]) is None and mean([]) is None
+
+
+def test_a_line_at_zero_is_drawn_above_the_axis():
+    from opencompass_lveval.report.plots import y_limits
+
+    bottom, top = y_limits([[0.0, 0.0], [None, 12.5]])
+    assert bottom < 0 < 12.5 < top
+    assert y_limits([[0.0, None]]) == (-0.042, 1.05)

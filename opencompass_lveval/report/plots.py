@@ -24,6 +24,14 @@ def save(figure, path: Path) -> None:
     _pyplot().close(figure)
 
 
+def y_limits(series: list[list]) -> tuple[float, float]:
+    """From a little below 0, so that a line at 0 stays visible above the axis, to a little
+    above the highest point (100 at the least for percentages near it)."""
+    highest = max((v for values in series for v in values if v is not None), default=0.0)
+    top = max(1.0, highest) * 1.05
+    return -0.04 * top, top
+
+
 def plot_lines(
     path: Path,
     title: str,
@@ -54,7 +62,7 @@ def plot_lines(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title)
-    axes.set_ylim(bottom=0)
+    axes.set_ylim(*y_limits([*series.values(), *(dashed or {}).values()]))
     axes.grid(alpha=0.3)
     axes.legend(fontsize='small')
     figure.tight_layout()

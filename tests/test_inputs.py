@@ -37,15 +37,38 @@ def tokenizers(hf_tokenizers):
 
 
 @pytest.fixture(scope='module')
-def prompts(shared):
+def records(shared):
+    """(LV-Eval dataset, record) per language, with a long context from a book."""
     from opencompass_lveval.text import read_book
 
     english = ' '.join(read_book(shared / 'corpora' / 'en' / 'frankenstein.txt').split()[:9000])
     chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:12000]
     return {
-        'en': TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(context=english, input='Who?'),
-        'zh': TASKS_BY_NAME['multifieldqa_zh_mixup'].prompt.format(context=chinese, input='谁？'),
+        'en': ('loogle_SD_mixup', {'context': english, 'input': 'Who?'}),
+        'zh': ('multifieldqa_zh_mixup', {'context': chinese, 'input': '谁？'}),
     }
+
+
+@pytest.fixture(scope='module')
+def prompts(records):
+    return {
+        language: TASKS_BY_NAME[name].prompt.format(**record)
+        for language, (name, record) in records.items()
+    }
+
+
+@pytest.fixture(scope='module')
+def marked(records, prompts):
+    """The same prompts as the shipped LV-Eval config renders them and the wrappers parse them:
+    marked with where the context is, the only part a middle cut may shorten."""
+    from shipped import shipped_prompt
+
+    parsed = {
+        language: shipped_prompt(TASKS_BY_NAME[name].abbr('16k'), record)
+        for language, (name, record) in records.items()
+    }
+    assert all(prompt[-1]['prompt'] == prompts[language] for language, prompt in parsed.items())
+    return parsed
 
 
 def chat_template_ids(tokenizer, prompt: str) -> list[int]:
@@ -82,11 +105,11 @@ def test_pieces_encoded_apart_gave_an_extra_space_token(tokenizers, prompts):
 
 @pytest.mark.parametrize('name', ['llama2', 'qwen'])
 @pytest.mark.parametrize('language', ['en', 'zh'])
-def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, name, language):
+def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, marked, name, language):
     tokenizer, prompt = tokenizers[name], prompts[language]
     full = chat_template_ids(tokenizer, prompt)
     window, max_out_len = 2048, 64
-    item = InputBuilder(tokenizer, window=window).build(prompt, max_out_len)
+    item = InputBuilder(tokenizer, window=window).build(marked[language], max_out_len)
     budget = window - max_out_len
     assert item.truncated and len(full) > 2 * budget
     start, end = item.prompt_span
@@ -113,10 +136,10 @@ def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, name, lan
     assert question.replace('{input}', 'Who?' if language == 'en' else '谁？')[-40:] in text
 
 
-def test_a_window_too_small_for_the_instructions_is_an_error(tokenizers, prompts):
+def test_a_window_too_small_for_the_instructions_is_an_error(tokenizers, marked):
     builder = InputBuilder(tokenizers['llama2'], window=120)
     with pytest.raises(TruncationError, match='must survive'):
-        builder.build(prompts['en'], 16)
+        builder.build(marked['en'], 16)
 
 
 def test_no_chat_template_and_no_format_is_a_clear_error(tokenizers):

@@ -136,3 +136,104 @@ def test_256k_prompts_fit_a_32k_window_exactly(shared):
         if task == 'factrecall_en':  # no multi-byte characters: the budget is filled exactly
             assert len(item.ids) == window - max_out_len
             assert body[:head] == ids[:head] and body[head:] == ids[-tail:]
+
+
+# What a cut keeps is what the dataset's template marks ---------------------------------------
+
+LONG = 'the river flows north past the mill. '
+
+
+def shipped_case(case: str) -> tuple[str, dict, str, str, object]:
+    """(dataset abbr, record, the text before the cuttable part, the text after it, label) for
+    a prompt of each shipped kind whose cuttable part is long."""
+    from opencompass_lveval.adaleval import prompts
+    from opencompass_lveval.adaleval.dataset import PROMPT_PARTS
+    from opencompass_lveval.adaleval.tasks import BESTANSWER, TSORT
+    from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
+
+    def parts(sample):
+        return {part: getattr(sample, part) for part in PROMPT_PARTS}
+
+    if case == 'lveval':
+        task = TASKS_BY_NAME['loogle_SD_mixup']
+        head, _, rest = task.prompt.partition('{context}')
+        record = {'context': LONG * 1000, 'input': 'Who?'}
+        return task.abbr('16k'), record, head, rest.replace('{input}', 'Who?'), None
+    if case == 'bestanswer':
+        record = {'question': 'Which mill?', 'all_answers': [LONG * 800] * 2, 'answer': 'A1'}
+        sample = BESTANSWER.sample(record, None)
+        end = prompts.BESTANSWER_END_PROMPT
+        return 'AdaLEval_bestanswer_1k', parts(sample), prompts.BESTANSWER_META_PROMPT, end, None
+    record = {'answer': [1, 2, 3, 4], 'prompt': prompts.tsort_prompt('b', [LONG * 400] * 4, 'a')}
+    sample = TSORT.sample(record, None)
+    if case == 'tsort':
+        return 'AdaLEval_tsort_2k', parts(sample), prompts.TSORT_INSTRUCTION, '', None
+    order = '[2, 1, 4, 3]'  # perplexity mode: the order scored is kept too
+    return (
+        'AdaLEval_tsort_ppl_2k',
+        parts(sample),
+        prompts.TSORT_INSTRUCTION,
+        'Answer: ' + order,
+        order,
+    )
+
+
+@pytest.mark.parametrize('case', ['lveval', 'bestanswer', 'tsort', 'tsort_ppl'])
+def test_a_cut_keeps_what_the_shipped_config_marks(tokenizer, case):
+    from shipped import shipped_prompt
+
+    abbr, record, head, tail, label = shipped_case(case)
+    mode = 'gen' if label is None else 'ppl'
+    prompt = shipped_prompt(abbr, record, label=label, mode=mode)
+    chat = label is None  # perplexity scoring frames the text with special tokens only
+    head_ids, tail_ids = (len(tokenizer.encode(t, add_special_tokens=False)) for t in (head, tail))
+    window = 2 * max(head_ids, tail_ids) + 120
+    builder = InputBuilder(tokenizer, window=window, chat=chat)
+    assert builder.untruncated_length(prompt) > 3 * window
+    item = builder.build(prompt, 16)
+    assert item.truncated
+    start, end = item.prompt_span
+    text = tokenizer.decode(item.ids[start:end])
+    assert text.startswith(head) and text.endswith(tail)
+    with pytest.raises(TruncationError, match='must survive'):
+        InputBuilder(tokenizer, window=head_ids + tail_ids, chat=chat).build(prompt, 16)
+
+
+def test_an_edited_template_with_the_mark_is_still_protected(tokenizer):
+    """Protection follows the mark, not a known text: an edited LV-Eval prompt keeps its own
+    instructions; the same text without a mark (a plain string) has nothing protected."""
+    from shipped import shipped_prompt
+
+    instructions = 'Read every passage below; the answer is in exactly one of them. ' * 4
+    question = '\n\nAnswer from the passages above, in a few words.\nQuestion: {input}\nAnswer:'
+    edited = dict(round=[dict(role='HUMAN', prompt=instructions + '{context}' + question)])
+    record = {'context': LONG * 300, 'input': 'Who?'}
+    prompt = shipped_prompt('LVEval_factrecall_en_16k', record, template=edited)
+    text = prompt[-1]['prompt']
+    assert text == instructions + record['context'] + question.format(input='Who?')
+    instruction_ids = len(tokenizer.encode(instructions, add_special_tokens=False))
+    window = instruction_ids + 40  # room for about half of the instructions
+    with pytest.raises(TruncationError, match='must survive'):
+        InputBuilder(tokenizer, window=window).build(prompt, 16)
+    cut = InputBuilder(tokenizer, window=window).build(text, 16)  # unmarked: cut anywhere
+    assert cut.truncated
+    roomy = InputBuilder(tokenizer, window=3 * instruction_ids).build(prompt, 16)
+    start, end = roomy.prompt_span
+    kept = tokenizer.decode(roomy.ids[start:end])
+    assert kept.startswith(instructions) and kept.endswith(question.format(input='Who?'))
+
+
+def test_the_builder_reads_the_span_of_the_message_it_cuts(tokenizer):
+    turns = PromptList([{'role': 'HUMAN', 'prompt': 'Q1', 'cuttable': (0, 2)},
+                        {'role': 'BOT', 'prompt': 'A1'},
+                        {'role': 'HUMAN', 'prompt': 'Read: ABC.', 'cuttable': (6, 9)}])  # fmt: skip
+    assert InputBuilder(tokenizer, window=4096).cuttable_span(turns) == (
+        6,
+        9,
+    )  # the last user's
+    base = InputBuilder(tokenizer, window=4096, chat=False)  # one text: 'Q1A1Read: ABC.'
+    assert base.cuttable_span(turns) == (10, 13)
+    assert base.cuttable_span('Read: ABC.') is None  # a plain string has no mark
+    stale = PromptList([{'role': 'HUMAN', 'prompt': 'Read', 'cuttable': (2, 9)}])
+    with pytest.raises(ValueError, match='does not fit'):
+        base.cuttable_span(stale)

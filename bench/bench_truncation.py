@@ -24,6 +24,7 @@ from corpora import DEFAULT, read_book  # noqa: E402
 
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
 from opencompass_lveval.models.inputs import InputBuilder  # noqa: E402
+from opencompass_lveval.models.settings import InputSettings  # noqa: E402
 from opencompass_lveval.testing import train_tokenizer  # noqa: E402
 
 WINDOW, MAX_OUT = 32 * 1024, 64
@@ -65,7 +66,7 @@ def main() -> None:
         f'tokenizer: byte-level BPE, {len(tokenizer)} ids, trained in '
         f'{time.perf_counter() - start:.1f} s; window {WINDOW}, max_out_len {MAX_OUT}'
     )
-    builder = InputBuilder(tokenizer, WINDOW)
+    builder = InputBuilder(tokenizer, InputSettings(window=WINDOW))
     for name, task, context in (
         ('en 256k words', 'factrecall_en', english),
         ('zh 256k chars', 'factrecall_zh', chinese),

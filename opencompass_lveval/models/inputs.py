@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
 from ..cuttable import CUTTABLE, checked, joined_span, text_span
 from ..errors import ModelConfigError
 from ..truncation import TruncationError, middle_truncate
-from .formats import FORMATS, Format, PiecesFormat, TextFormat, conversation_format
-
-MODES = ('exact', 'official')
+from .formats import FORMATS, PiecesFormat, TextFormat, conversation_format
+from .settings import InputSettings
 
 BARE = TextFormat('bare', '{prompt}')
 _SENTINEL = 'LVEVAL\u2063PROMPT\u2063SENTINEL'  # stands for the prompt while a template renders
@@ -70,39 +69,27 @@ def _span(full: list[int], head: list[int], tail: list[int]) -> tuple[int, int]:
 
 
 class InputBuilder:
-    """Turns OpenCompass prompts into token ids for one tokenizer and window (see the module).
+    """Turns OpenCompass prompts into token ids for one tokenizer and its input settings (see the
+    module and ``settings.py``).
 
-    ``conversation`` names an official format (``formats.FORMATS``) or is a format object; None
-    means the tokenizer's chat template (exact mode, ``chat=True``), the tokenizer's special tokens
-    only (``chat=False``), or build_chat's fallback, the bare prompt (official mode).
+    ``settings.conversation`` names an official format (``formats.FORMATS``) or is a format
+    object; None means the tokenizer's chat template (exact mode, ``chat=True``), the tokenizer's
+    special tokens only (``chat=False``), or build_chat's fallback, the bare prompt (official mode).
     """
 
-    def __init__(
-        self,
-        tokenizer: Any,
-        window: int,
-        inputs: str = 'exact',
-        chat: bool = True,
-        conversation: Union[str, Format, None] = None,
-        max_length: Optional[int] = None,
-        chat_template_kwargs: Optional[dict] = None,
-        name: str = 'model',
-    ) -> None:
-        if inputs not in MODES:
-            raise ModelConfigError(f'{name}: inputs must be one of {MODES}, not {inputs!r}')
-        if not window or window <= 0:
-            raise ModelConfigError(f'{name}: max_seq_len (the model window) must be set')
-        self.tokenizer, self.window, self.inputs, self.chat, self.name = (
-            tokenizer, window, inputs, chat, name)  # fmt: skip
-        self.conversation = conversation_format(conversation)
-        self.max_length = max_length or official_max_length(window)
-        self.chat_template_kwargs = chat_template_kwargs or {}
+    def __init__(self, tokenizer: Any, settings: InputSettings) -> None:
+        self.tokenizer, self.settings = tokenizer, settings
+        self.window, self.inputs, self.chat = settings.window, settings.inputs, settings.chat
+        self.name = settings.name
+        self.conversation = conversation_format(settings.conversation)
+        self.max_length = settings.max_length or official_max_length(self.window)
+        self.chat_template_kwargs = dict(settings.chat_template_kwargs or {})
         self._frames: dict[str, tuple[str, str]] = {}
-        if (inputs == 'exact' and chat and self.conversation is None
+        if (self.inputs == 'exact' and self.chat and self.conversation is None
                 and not getattr(tokenizer, 'chat_template', None)):  # fmt: skip
             raise ModelConfigError(
-                f'{name}: its tokenizer has no chat template. Give the conversation format it '
-                f'was trained with (conversation=..., one of {sorted(FORMATS)}) or, for a base '
+                f'{self.name}: its tokenizer has no chat template. Give the conversation format '
+                f'it was trained with (conversation=..., one of {sorted(FORMATS)}) or, for a base '
                 'model, chat=False'
             )
 

@@ -160,6 +160,50 @@ def test_the_cut_mark_reaches_the_model_through_the_inferencer(tricky_folder, tm
         assert message['prompt'][start:end] == record['context']
 
 
+def test_the_cut_mark_reaches_get_ppl_through_the_perplexity_inferencer(tmp_path):
+    """TSort perplexity keeps its string template: the filled string carries the span, and
+    OpenCompass's PPLInferencer hands it to ``get_ppl`` as it is."""
+    from opencompass.models.base import BaseModel
+    from opencompass.openicl.icl_inferencer import PPLInferencer
+    from opencompass.openicl.icl_retriever import ZeroRetriever
+    from opencompass.registry import ICL_PROMPT_TEMPLATES
+    from opencompass.utils import build_dataset_from_cfg
+    from runs import load_config
+
+    from opencompass_lveval.adaleval.build import write_synthetic
+    from opencompass_lveval.adaleval.prompts import TSORT_INSTRUCTION
+    from opencompass_lveval.models.template import prompt_parser
+
+    class Recording(BaseModel):
+        def __init__(self):
+            super().__init__(path='recording')
+            self.template_parser, self.seen = prompt_parser(), []
+
+        def get_token_len(self, prompt):
+            return 1
+
+        def get_ppl(self, inputs, mask_length=None):
+            import numpy as np
+
+            self.seen += inputs
+            return np.zeros(len(inputs))
+
+    write_synthetic(tmp_path, count=2)
+    configs = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
+    config = next(c for c in configs if c['abbr'] == 'AdaLEval_tsort_ppl_2k')
+    config = {**config, 'path': str(tmp_path), 'limit': 2}
+    model = Recording()
+    PPLInferencer(model=model, batch_size=2).inference(
+        ZeroRetriever(build_dataset_from_cfg(config)),
+        prompt_template=ICL_PROMPT_TEMPLATES.build(config['infer_cfg']['prompt_template']),
+        output_json_filepath=str(tmp_path), output_json_filename='predictions.json',
+    )  # fmt: skip
+    assert len(model.seen) == 2 * 24
+    for text in model.seen:
+        start, end = text.cuttable
+        assert text[:start] == TSORT_INSTRUCTION and text[end:].startswith('Answer: [')
+
+
 def test_the_parser_shifts_the_mark_where_the_text_lands():
     from opencompass.utils.prompt import PromptList
 

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import DEFAULT, read_book  # noqa: E402
 
+from opencompass_lveval.cuttable import MarkedText  # noqa: E402
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
 from opencompass_lveval.models.inputs import InputBuilder  # noqa: E402
 from opencompass_lveval.models.settings import InputSettings  # noqa: E402
@@ -72,6 +73,8 @@ def main() -> None:
         ('zh 256k chars', 'factrecall_zh', chinese),
     ):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
+        head = TASKS_BY_NAME[task].prompt.index('{context}')  # marked as the shipped config does
+        prompt = MarkedText(prompt, (head, head + len(context)))
         bare_s, ids = best_of(args.repeat, tokenizer.encode, prompt, add_special_tokens=False)
         ours_s, item = best_of(args.repeat, builder.build, prompt, MAX_OUT)
         start, end = item.prompt_span

@@ -22,8 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import DEFAULT, read_book  # noqa: E402
 
+from opencompass_lveval.cuttable import MarkedText  # noqa: E402
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
 from opencompass_lveval.models.inputs import InputBuilder  # noqa: E402
+from opencompass_lveval.models.settings import InputSettings  # noqa: E402
 from opencompass_lveval.testing import train_tokenizer  # noqa: E402
 
 WINDOW, MAX_OUT = 32 * 1024, 64
@@ -65,12 +67,14 @@ def main() -> None:
         f'tokenizer: byte-level BPE, {len(tokenizer)} ids, trained in '
         f'{time.perf_counter() - start:.1f} s; window {WINDOW}, max_out_len {MAX_OUT}'
     )
-    builder = InputBuilder(tokenizer, WINDOW)
+    builder = InputBuilder(tokenizer, InputSettings(window=WINDOW))
     for name, task, context in (
         ('en 256k words', 'factrecall_en', english),
         ('zh 256k chars', 'factrecall_zh', chinese),
     ):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
+        head = TASKS_BY_NAME[task].prompt.index('{context}')  # marked as the shipped config does
+        prompt = MarkedText(prompt, (head, head + len(context)))
         bare_s, ids = best_of(args.repeat, tokenizer.encode, prompt, add_special_tokens=False)
         ours_s, item = best_of(args.repeat, builder.build, prompt, MAX_OUT)
         start, end = item.prompt_span

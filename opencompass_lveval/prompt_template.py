@@ -7,47 +7,89 @@ the whole context pasted into it. Here each field first becomes a stand-in that 
 separators: nothing of it is copied), and one regular-expression pass puts the values in their
 places; substituted text is never scanned again. With fields that hold no braces the result is
 identical to OpenCompass's, so the official prompts stay byte for byte.
+
+``cut`` names the field a middle cut may remove text from (``cut='context'``): knowing where that
+field's value lands, the template marks it on the prompt (``cuttable.py``), and the long-context
+wrappers protect everything else of the message, instructions and question, from the cut.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Optional, Union
 
 from opencompass.openicl.icl_prompt_template import PromptTemplate
 from opencompass.registry import ICL_PROMPT_TEMPLATES
 from opencompass.utils.prompt import PromptList
 
+from .cuttable import CUTTABLE, MarkedText, Span, one_span
+
 _STAND_IN = re.compile('\0(\\d+)\0')
 
 
-def _fill_in_one_pass(render: Callable[[dict], Any], entry: dict) -> Any:
+def _fill_in_one_pass(render: Callable[[dict], Any], entry: dict, cut: Optional[str] = None) -> Any:
     """``render`` applied to stand-ins for the entry's fields, then every stand-in replaced by
-    its field's text in a single pass."""
+    its field's text in a single pass; with ``cut``, each filled text that holds that field is
+    marked with where its value landed."""
     keys = list(entry)
+    if cut is not None and cut not in entry:
+        raise ValueError(f'cut={cut!r} names no field of the record; its fields are {keys}')
+    cut_number = keys.index(cut) if cut is not None else None
     rendered = render({key: f'\0{number}\0' for number, key in enumerate(keys)})
     values = [str(entry[key]) for key in keys]
+    marked = []
 
-    def restore(text: str) -> str:
-        return _STAND_IN.sub(lambda match: values[int(match[1])], text)
+    def restore(text: str) -> tuple[str, Optional[Span]]:
+        pieces, spans, size, at = [], [], 0, 0
+        for match in _STAND_IN.finditer(text):
+            number, value = int(match[1]), values[int(match[1])]
+            pieces += [text[at : match.start()], value]
+            size += match.start() - at
+            if number == cut_number:
+                spans.append((size, size + len(value)))
+            size += len(value)
+            at = match.end()
+        pieces.append(text[at:])
+        span = one_span(spans)
+        marked.append(span is not None)
+        return ''.join(pieces), span
 
     if isinstance(rendered, str):
-        return restore(rendered)
-    filled = PromptList()
-    for item in rendered:
-        if isinstance(item, str):
-            item = restore(item)
-        elif isinstance(item, dict) and isinstance(item.get('prompt'), str):
-            item = {**item, 'prompt': restore(item['prompt'])}
-        filled.append(item)
+        text, span = restore(rendered)
+        filled: Union[str, PromptList] = text if span is None else MarkedText(text, span)
+    else:
+        filled = PromptList()
+        for item in rendered:
+            if isinstance(item, str):
+                text, span = restore(item)
+                item = text if span is None else MarkedText(text, span)
+            elif isinstance(item, dict) and isinstance(item.get('prompt'), str):
+                text, span = restore(item['prompt'])
+                item = {**item, 'prompt': text}
+                if span is not None:
+                    item[CUTTABLE] = span
+            filled.append(item)
+    if cut is not None and not any(marked):
+        raise ValueError(f'cut={cut!r}: the template never uses {{{cut}}}')
     return filled
 
 
 @ICL_PROMPT_TEMPLATES.register_module()
 class LongContextPromptTemplate(PromptTemplate):
     """``PromptTemplate`` whose fields are filled in one pass: text inside a field is never read
-    as a placeholder. Same configuration as ``PromptTemplate``."""
+    as a placeholder. Same configuration as ``PromptTemplate``, and ``cut``: the field a middle
+    cut may remove text from, marked on each prompt (in-context examples are not marked)."""
+
+    def __init__(
+        self,
+        template: Union[dict, str],
+        ice_token: Optional[str] = None,
+        sep_token: Optional[str] = None,
+        cut: Optional[str] = None,
+    ) -> None:
+        super().__init__(template, ice_token, sep_token)
+        self.cut = cut
 
     def generate_item(
         self,
@@ -61,6 +103,7 @@ class LongContextPromptTemplate(PromptTemplate):
                 stand_ins, output_field, output_field_replace_token, ice_field_replace_token
             ),
             entry,
+            self.cut,
         )
 
     def generate_ice_item(self, entry: dict, label: Hashable) -> Any:
@@ -79,4 +122,5 @@ class LongContextPromptTemplate(PromptTemplate):
                 stand_ins, ice, label, remain_sep
             ),
             entry,
+            self.cut,
         )

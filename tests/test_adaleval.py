@@ -5,7 +5,7 @@ import json
 import pytest
 
 from opencompass_lveval.adaleval.data import AdaLEvalDataError, load_task, locate, read_records
-from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
+from opencompass_lveval.adaleval.dataset import PROMPT_PARTS, AdaLEvalDataset
 from opencompass_lveval.adaleval.extraction import (
     bestanswer_official,
     bestanswer_strict,
@@ -177,9 +177,11 @@ def test_real_stackselect_file_loads_with_official_counts(stackselect_dir):
     dataset = AdaLEvalDataset.load(
         task='bestanswer', setting='1k', path=str(stackselect_dir), limit=3
     )
-    assert dataset.column_names == ['answer', 'num_choice', 'prompt']
-    first = records[0]
-    assert dataset[0]['prompt'] == bestanswer_prompt(first['question'], first['all_answers'])
+    assert dataset.column_names == ['answer', 'num_choice', 'instruction', 'body', 'closing']
+    first, row = records[0], dataset[0]
+    assert row['instruction'] == BESTANSWER_META_PROMPT and row['closing'] == BESTANSWER_END_PROMPT
+    prompt = row['instruction'] + row['body'] + row['closing']
+    assert prompt == bestanswer_prompt(first['question'], first['all_answers'])
     assert dataset['num_choice'][0] == len(first['all_answers'])
 
 
@@ -198,7 +200,7 @@ def test_position_variant_dataset(stackselect_dir):
         task='bestanswer', setting='1k', path=str(stackselect_dir), limit=20, position='rear'
     )
     assert rear['answer'] == [f'A{n}' for n in rear['num_choice']]
-    assert rear['num_choice'] == plain['num_choice'] and rear['prompt'] != plain['prompt']
+    assert rear['num_choice'] == plain['num_choice'] and rear['body'] != plain['body']
 
 
 def write_json(path, value):
@@ -222,7 +224,9 @@ def test_tsort_records_from_prompt_or_parts(tmp_path):
     write_json(tmp_path / 'nested' / 'textsort_2k.json', records)
     dataset = AdaLEvalDataset.load(task='tsort', setting='2k', path=str(tmp_path), limit=2)
     assert dataset['answer'] == ['[2, 1, 4, 3]', '[1, 2, 3, 4]']
-    assert dataset['prompt'] == ['P', tsort_prompt('b', ['1', '2', '3', '4'], 'a')]
+    prompts = [''.join(row[part] for part in PROMPT_PARTS) for row in dataset]
+    assert prompts == ['P', tsort_prompt('b', ['1', '2', '3', '4'], 'a')]
+    assert dataset['instruction'] == ['', TSORT_INSTRUCTION] and dataset['closing'] == ['', '']
 
 
 @pytest.mark.parametrize(
@@ -386,25 +390,45 @@ def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
 
 
 def test_what_a_middle_cut_must_keep():
-    from opencompass_lveval.adaleval.prompts import (
-        bestanswer_protected_chars,
-        tsort_protected_chars,
-    )
+    """The shipped configs mark the part of each prompt a middle cut may shorten; everything
+    outside the mark is kept: BestAnswer's meta prompt and end prompt, TSort's instruction (and in
+    perplexity mode the order scored), LV-Eval's instructions and question around the context."""
+    from shipped import shipped_prompt
+
+    from opencompass_lveval.cuttable import MarkedText
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 
-    prompt = bestanswer_prompt('How?', ['Like this.', 'Like that.'])
-    head, tail = bestanswer_protected_chars(prompt)
-    assert prompt[:head] == BESTANSWER_META_PROMPT and prompt[-tail:] == BESTANSWER_END_PROMPT[1:]
-    assert bestanswer_protected_chars(prompt.rstrip())[1] == len(BESTANSWER_END_PROMPT.strip())
-    assert bestanswer_protected_chars('Question: who?') is None
+    def marked(abbr, record, **kwargs):
+        prompt = shipped_prompt(abbr, record, **kwargs)
+        if isinstance(prompt, str):
+            return str(prompt), prompt.cuttable
+        assert len(prompt) == 1 and prompt[0]['role'] == 'HUMAN'
+        return prompt[0]['prompt'], prompt[0]['cuttable']
+
+    sample = BESTANSWER.sample({'question': 'How?', 'all_answers': ['Like this.', 'Like that.'],
+                                'answer': 'A1'}, None)  # fmt: skip
+    parts = {part: getattr(sample, part) for part in PROMPT_PARTS}
+    text, (start, end) = marked('AdaLEval_bestanswer_1k', parts)
+    assert text == bestanswer_prompt('How?', ['Like this.', 'Like that.'])
+    assert text[:start] == BESTANSWER_META_PROMPT and text[end:] == BESTANSWER_END_PROMPT
+    assert text[start:].startswith('The question is given below.\nHow?')
     sort = tsort_prompt('b', ['1', '2', '3', '4'], 'a')
-    assert tsort_protected_chars(sort) == (len(TSORT_INSTRUCTION), 0)
+    parts = {part: getattr(TSORT.sample({'prompt': sort, 'answer': [1, 2, 3, 4]}), part)
+             for part in PROMPT_PARTS}  # fmt: skip
+    text, (start, end) = marked('AdaLEval_tsort_2k', parts)
+    assert text == sort and (start, end) == (len(TSORT_INSTRUCTION), len(sort))
+    ppl = shipped_prompt('AdaLEval_tsort_ppl_2k', parts, label='[1, 2, 3, 4]', mode='ppl')
+    assert isinstance(ppl, MarkedText) and ppl == sort + 'Answer: [1, 2, 3, 4]'
+    assert ppl.cuttable == (len(TSORT_INSTRUCTION), len(sort))
+    # A TSort prompt without the official instruction: all of it is body, nothing protected.
+    other = {part: getattr(TSORT.sample({'prompt': 'P', 'answer': [1, 2, 3, 4]}), part)
+             for part in PROMPT_PARTS}  # fmt: skip
+    assert marked('AdaLEval_tsort_2k', other) == ('P', (0, 1))
     task = TASKS_BY_NAME['loogle_SD_mixup']
-    filled = task.prompt.format(context='Passage 0\nThe mill. Question: fake?', input='Who?')
-    head, tail = task.protected_chars(filled)
-    assert filled[:head].endswith('Article: ') and filled[head:].startswith('Passage 0')
-    assert filled[-tail:].startswith('\n\nPlease answer') and filled.endswith('Who?\nAnswer:')
-    assert task.protected_chars('Some other prompt') is None
+    record = {'context': 'Passage 0\nThe mill. Question: fake?', 'input': 'Who?'}
+    text, (start, end) = marked(task.abbr('16k'), record)
+    assert text == task.prompt.format(**record) and text[start:end] == record['context']
+    assert text[:start].endswith('Article: ') and text[end:].startswith('\n\nPlease answer')
 
 
 def test_official_bestanswer_reading_equals_the_official_loop_without_its_cost():

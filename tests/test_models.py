@@ -258,3 +258,76 @@ def test_rope_scaling_keeps_rope_theta_in_the_installed_transformers(tmp_path):
         assert config.rope_parameters['factor'] == 4.0
     else:
         assert config.rope_theta == 1000000.0 and config.rope_scaling['rope_type'] == 'yarn'
+
+
+# Input settings: one checked object, every key known -------------------------------------------
+
+
+def test_a_misspelled_key_in_lveval_inputs_names_the_closest(tokenizer_folder, tmp_path, capsys):
+    from opencompass_lveval.cli import main
+
+    config = tmp_path / 'inputs_config.py'
+    config.write_text(f"""from opencompass_lveval.models.hf import LongContextHF
+datasets = []
+models = [dict(type=LongContextHF, abbr='llama2-hf', path={tokenizer_folder!r}, max_seq_len=4096,
+               conversaton='llama2', batch_size=1, run_cfg=dict(num_gpus=1))]
+""")
+    assert main(['inputs', str(config), '--out', str(tmp_path / 'inputs.jsonl')]) == 2
+    assert capsys.readouterr().err == (
+        "error: llama2-hf: unknown setting 'conversaton'; did you mean 'conversation'?\n"
+    )
+
+
+def test_a_misspelled_key_fails_the_pre_run_check(tokenizer_folder):
+    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    model = dict(type='opencompass_lveval.models.vllm.LongContextVLLM', abbr='tiny',
+                 path=tokenizer_folder, max_seq_lne=4096, max_out_len=64)  # fmt: skip
+    with pytest.raises(ModelConfigError) as caught:
+        check_before_weights(model, [])
+    assert str(caught.value) == "tiny: unknown setting 'max_seq_lne'; did you mean 'max_seq_len'?"
+
+
+@pytest.mark.parametrize('cls', [LongContextVLLM, LongContextHF])
+def test_a_misspelled_key_fails_a_wrapper_before_any_weights(fake_vllm, tokenizer_folder, cls):
+    from opencompass_lveval.errors import ModelConfigError
+
+    with pytest.raises(ModelConfigError) as caught:
+        cls(path=tokenizer_folder, max_seq_len=600, input='official')
+    assert str(caught.value) == (
+        f"{tokenizer_folder}: unknown setting 'input'; did you mean 'inputs'?"
+    )
+    with pytest.raises(ModelConfigError, match=r"unknown setting 'colour'; the settings are .*"):
+        cls(path=tokenizer_folder, max_seq_len=600, colour='blue')
+
+
+def test_every_paper_model_config_passes_the_settings_check():
+    from opencompass_lveval.models import zoo
+
+    for cls, entries in ((LongContextVLLM, zoo.vllm_entries()), (LongContextHF, zoo.hf_entries())):
+        for entry in entries:
+            settings = cls.input_settings(dict(type=cls, **entry))
+            assert (settings.window, settings.inputs) == (entry['max_seq_len'], entry['inputs'])
+            assert settings.path == entry['path'] and settings.chat == entry['chat']
+
+
+@pytest.mark.parametrize('key, value, message', [
+    ('inputs', 'exactly', r"inputs must be one of \('exact', 'official'\), not 'exactly'"),
+    ('max_seq_len', 0, 'max_seq_len \\(the model window\\) must be set'),
+    ('max_length', -5, 'max_length must be a positive number of tokens'),
+    ('conversation', 'lama2', "unknown conversation format 'lama2'"),
+    ('chat', 'no', 'chat must be True or False'),
+    ('tokenizer_kwargs', ['x'], 'tokenizer_kwargs must be a dict'),
+])  # fmt: skip
+def test_settings_values_are_checked(key, value, message):
+    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.models.settings import InputSettings
+
+    config = {'abbr': 'm', 'path': 'org/model', 'max_seq_len': 4096, key: value}
+    with pytest.raises(ModelConfigError, match='^org/model: ' + message):
+        LongContextHF.input_settings(config)
+    settings = LongContextHF.input_settings({'path': 'org/model', 'max_seq_len': 4096})
+    assert settings == InputSettings(window=4096, path='org/model')
+    with pytest.raises(AttributeError):
+        settings.inputs = 'official'  # frozen

@@ -124,6 +124,139 @@ def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder,
     )
 
 
+def test_the_cut_mark_reaches_the_model_through_the_inferencer(tricky_folder, tmp_path):
+    """``cut='context'`` marks where the context landed; OpenCompass's retriever, GenInferencer
+    and the wrappers' role parser carry it to what ``generate`` is handed."""
+    from opencompass.models.base import BaseModel
+    from opencompass.openicl.icl_inferencer import GenInferencer
+    from opencompass.openicl.icl_retriever import ZeroRetriever
+
+    from opencompass_lveval.models.template import prompt_parser
+    from opencompass_lveval.prompt_template import LongContextPromptTemplate
+
+    class Recording(BaseModel):
+        def __init__(self):
+            super().__init__(path='recording')
+            self.template_parser, self.seen = prompt_parser(), []
+
+        def get_token_len(self, prompt):
+            return 1
+
+        def generate(self, inputs, max_out_len, **kwargs):
+            self.seen += inputs
+            return ['x'] * len(inputs)
+
+    dataset = LVEvalDataset(abbr='LVEval_loogle_SD_mixup_16k', name='loogle_SD_mixup_16k',
+                            path=str(tricky_folder), reader_cfg=READER)  # fmt: skip
+    task, model = TASKS_BY_NAME['loogle_SD_mixup'], Recording()
+    template = dict(round=[dict(role='HUMAN', prompt=task.prompt)])
+    GenInferencer(model=model, max_out_len=8, batch_size=2).inference(
+        ZeroRetriever(dataset), prompt_template=LongContextPromptTemplate(template, cut='context'),
+        output_json_filepath=str(tmp_path), output_json_filename='predictions.json',
+    )  # fmt: skip
+    for record, (message,) in zip(dataset.test, model.seen):
+        start, end = message['cuttable']
+        assert message['prompt'] == task.prompt.format(**record)
+        assert message['prompt'][start:end] == record['context']
+
+
+def test_the_cut_mark_reaches_get_ppl_through_the_perplexity_inferencer(tmp_path):
+    """TSort perplexity keeps its string template: the filled string carries the span, and
+    OpenCompass's PPLInferencer hands it to ``get_ppl`` as it is."""
+    from opencompass.models.base import BaseModel
+    from opencompass.openicl.icl_inferencer import PPLInferencer
+    from opencompass.openicl.icl_retriever import ZeroRetriever
+    from opencompass.registry import ICL_PROMPT_TEMPLATES
+    from opencompass.utils import build_dataset_from_cfg
+    from runs import load_config
+
+    from opencompass_lveval.adaleval.build import write_synthetic
+    from opencompass_lveval.adaleval.prompts import TSORT_INSTRUCTION
+    from opencompass_lveval.models.template import prompt_parser
+
+    class Recording(BaseModel):
+        def __init__(self):
+            super().__init__(path='recording')
+            self.template_parser, self.seen = prompt_parser(), []
+
+        def get_token_len(self, prompt):
+            return 1
+
+        def get_ppl(self, inputs, mask_length=None):
+            import numpy as np
+
+            self.seen += inputs
+            return np.zeros(len(inputs))
+
+    write_synthetic(tmp_path, count=2)
+    configs = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
+    config = next(c for c in configs if c['abbr'] == 'AdaLEval_tsort_ppl_2k')
+    config = {**config, 'path': str(tmp_path), 'limit': 2}
+    model = Recording()
+    PPLInferencer(model=model, batch_size=2).inference(
+        ZeroRetriever(build_dataset_from_cfg(config)),
+        prompt_template=ICL_PROMPT_TEMPLATES.build(config['infer_cfg']['prompt_template']),
+        output_json_filepath=str(tmp_path), output_json_filename='predictions.json',
+    )  # fmt: skip
+    assert len(model.seen) == 2 * 24
+    for text in model.seen:
+        start, end = text.cuttable
+        assert text[:start] == TSORT_INSTRUCTION and text[end:].startswith('Answer: [')
+
+
+def test_the_parser_shifts_the_mark_where_the_text_lands():
+    from opencompass.utils.prompt import PromptList
+
+    from opencompass_lveval.models.template import prompt_parser
+
+    def rounds(*items):
+        return PromptList([{'section': 'round', 'pos': 'begin'}, *items,
+                           {'section': 'round', 'pos': 'end'}])  # fmt: skip
+
+    human = {'role': 'HUMAN', 'prompt': 'Read: ABC. Q?', 'cuttable': (6, 9)}
+    assert prompt_parser().parse_template(rounds(human), 'gen') == [
+        {'role': 'HUMAN', 'prompt': 'Read: ABC. Q?', 'cuttable': (6, 9)}
+    ]
+    # A meta template's text before the prompt moves the span with it.
+    meta = dict(round=[dict(role='HUMAN', api_role='HUMAN', begin='<u>', end='</u>'),
+                       dict(role='BOT', api_role='BOT', generate=True)])  # fmt: skip
+    (message,) = prompt_parser(meta).parse_template(rounds(human), 'gen')
+    assert message['prompt'] == '<u>Read: ABC. Q?</u>' and message['cuttable'] == (9, 12)
+    # SYSTEM is sent as HUMAN: the two prompts are joined with '\n', the span moves behind.
+    system = {'role': 'SYSTEM', 'prompt': 'Be brief.'}
+    (message,) = prompt_parser().parse_template(rounds(system, human), 'gen')
+    assert message['prompt'] == 'Be brief.\nRead: ABC. Q?' and message['cuttable'] == (16, 19)
+    # Two marked prompts in one message: the longest span is kept, the rest protected.
+    marked_system = {'role': 'SYSTEM', 'prompt': 'Context: XY.', 'cuttable': (9, 11)}
+    (message,) = prompt_parser().parse_template(rounds(marked_system, human), 'gen')
+    assert message['prompt'] == 'Context: XY.\nRead: ABC. Q?' and message['cuttable'] == (19, 22)
+
+
+def test_the_cut_field_must_be_a_field_the_template_uses():
+    from opencompass_lveval.cuttable import MarkedText
+    from opencompass_lveval.prompt_template import LongContextPromptTemplate
+
+    template = dict(round=[dict(role='HUMAN', prompt='Read {context}. {input}')])
+    with pytest.raises(ValueError, match=r"cut='contxt' names no field of the record"):
+        LongContextPromptTemplate(template, cut='contxt').generate_item(
+            {'context': 'c', 'input': 'q'}
+        )
+    with pytest.raises(ValueError, match=r'never uses \{other\}'):
+        LongContextPromptTemplate(template, cut='other').generate_item(
+            {'context': 'c', 'input': 'q', 'other': 'o'}
+        )
+    # A string template gives a str that carries its span, through copies and pickles.
+    import copy
+    import pickle
+
+    text = LongContextPromptTemplate('Read {context}. {input}', cut='context').generate_item(
+        {'context': 'ABC', 'input': 'Q?'}
+    )
+    assert isinstance(text, MarkedText) and text == 'Read ABC. Q?' and text.cuttable == (5, 8)
+    for copied in (copy.deepcopy(text), pickle.loads(pickle.dumps(text))):
+        assert isinstance(copied, MarkedText) and copied.cuttable == (5, 8) and copied == text
+
+
 def test_evaluator_through_opencompass_evaluate(tricky_folder):
     dataset = LVEvalDataset(
         abbr='x', name='loogle_SD_mixup_16k', path=str(tricky_folder), reader_cfg=READER

@@ -238,9 +238,11 @@ def window_too_small_fails_before_weights(tmp: Path) -> str:
 
 def tokenizer_without_chat_template_is_named(tmp: Path) -> str:
     from opencompass_lveval.models.base import LongContextModel
+    from opencompass_lveval.models.settings import InputSettings
 
     try:
-        LongContextModel.input_builder(str(tokenizer_only_folder(tmp, False)), 4096)
+        folder = str(tokenizer_only_folder(tmp, False))
+        LongContextModel.input_builder(InputSettings(path=folder, window=4096))
     except ValueError as exc:
         return str(exc)
     raise AssertionError('a tokenizer without a chat template was used as a chat model')

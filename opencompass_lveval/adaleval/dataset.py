@@ -13,10 +13,15 @@ from ..columnar import ColumnarDataset
 from .data import load_task
 from .tasks import task_named
 
+# The prompt's parts as columns, joined by the configs' template '{instruction}{body}{closing}',
+# which marks the body as what a middle cut may shorten.
+PROMPT_PARTS = ('instruction', 'body', 'closing')
+
 
 @LOAD_DATASET.register_module()
 class AdaLEvalDataset(ColumnarDataset):
-    """One Ada-LEval task at one setting: columns ``answer``, ``num_choice``, ``prompt``.
+    """One Ada-LEval task at one setting: columns ``answer``, ``num_choice`` and the prompt in
+    three parts, ``instruction``, ``body`` and ``closing`` (joined, the official prompt).
 
     ``task`` names a row of the task table ('bestanswer', 'tsort'); ``path`` is a folder holding
     the official files at any depth; ``cheap`` uses the paper's smaller sample counts; ``position``
@@ -42,7 +47,7 @@ class AdaLEvalDataset(ColumnarDataset):
         columns = {
             'answer': [s.answer for s in samples],
             'num_choice': [s.num_choice for s in samples],
-            'prompt': [s.prompt for s in samples],
+            **{part: [getattr(s, part) for s in samples] for part in PROMPT_PARTS},
         }
         content = hashlib.sha1(usedforsecurity=False)  # what the model sees and is scored on
         for sample in samples:

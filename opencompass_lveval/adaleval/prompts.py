@@ -1,7 +1,9 @@
 """The official Ada-LEval prompt texts, byte for byte, and the prompts built from a record.
 
-``tests/test_adaleval.py`` checks the texts against the reference. Also here: recognising a
-task's prompt and giving a uniformly random valid answer to it, for the random-guess baseline.
+``tests/test_adaleval.py`` checks the texts against the reference. A prompt comes in three parts,
+instruction, body and closing, joined with nothing: the dataset keeps them as columns, and the
+configs mark the body as what a middle cut may shorten. Also here: recognising a task's prompt and
+giving a uniformly random valid answer to it, for the random-guess baseline.
 """
 
 from __future__ import annotations
@@ -45,10 +47,10 @@ TSORT_INSTRUCTION = (
 )
 
 
-def bestanswer_prompt(question: str, answers: list[str]) -> str:
-    """The official BestAnswer prompt: meta prompt, question, ``A1..An`` answers, end prompt."""
+def bestanswer_parts(question: str, answers: list[str]) -> tuple[str, str, str]:
+    """The official BestAnswer prompt in three parts: the meta prompt (instruction), the question
+    and the ``A1..An`` answers (body, what a middle cut may shorten), the end prompt (closing)."""
     parts = [
-        BESTANSWER_META_PROMPT,
         'The question is given below.\n',
         question,
         '\n\n',
@@ -56,8 +58,12 @@ def bestanswer_prompt(question: str, answers: list[str]) -> str:
     ]
     for number, answer in enumerate(answers, 1):
         parts.append(f'A{number}:\n\n{answer}\n\n')
-    parts.append(BESTANSWER_END_PROMPT)
-    return ''.join(parts)
+    return BESTANSWER_META_PROMPT, ''.join(parts), BESTANSWER_END_PROMPT
+
+
+def bestanswer_prompt(question: str, answers: list[str]) -> str:
+    """The official BestAnswer prompt: meta prompt, question, ``A1..An`` answers, end prompt."""
+    return ''.join(bestanswer_parts(question, answers))
 
 
 def tsort_prompt(before: str, parts: list[str], after: str) -> str:
@@ -70,21 +76,11 @@ def tsort_prompt(before: str, parts: list[str], after: str) -> str:
     return f'{TSORT_INSTRUCTION}Before: {before}\n\n\n{body}After: {after}\n\n\n'
 
 
-def bestanswer_protected_chars(prompt: str) -> Optional[tuple[int, int]]:
-    """Characters a middle cut must keep in a BestAnswer prompt: the instructions at the start
-    and the end prompt (how to answer); None for other prompts. The question and the candidates
-    are the long part that a small window cuts."""
-    if not prompt.startswith(BESTANSWER_META_PROMPT):
-        return None
-    marker = BESTANSWER_END_PROMPT.strip()
-    at = prompt.rfind(marker)
-    tail = len(prompt) - at if at >= 0 and not prompt[at + len(marker) :].strip() else 0
-    return len(BESTANSWER_META_PROMPT), tail
-
-
-def tsort_protected_chars(prompt: str) -> Optional[tuple[int, int]]:
-    """The instruction at the start of a TSort prompt; None for other prompts."""
-    return (len(TSORT_INSTRUCTION), 0) if prompt.startswith(TSORT_INSTRUCTION) else None
+def tsort_parts(prompt: str) -> tuple[str, str, str]:
+    """A TSort prompt in three parts: the official instruction where the prompt starts with it
+    (else nothing), the rest (body, what a middle cut may shorten), and no closing."""
+    instruction = TSORT_INSTRUCTION if prompt.startswith(TSORT_INSTRUCTION) else ''
+    return instruction, prompt[len(instruction) :], ''
 
 
 _DESIGNATION_LINE = re.compile(r'(?m)^A(\d+):')

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .prompts import bestanswer_prompt, tsort_prompt
+from .prompts import bestanswer_parts, tsort_parts, tsort_prompt
 
 # A stated cap on the candidates of one BestAnswer case (official files hold tens to a few
 # hundred), so that nothing read from a file can make extraction allocate without bound.
@@ -22,11 +22,18 @@ POSITIONS = ('front', 'middle', 'rear')
 
 @dataclass(frozen=True)
 class Sample:
-    """What the OpenCompass dataset holds for one record."""
+    """What the OpenCompass dataset holds for one record: the prompt in three parts (the body is
+    what a middle cut may shorten; ``prompt`` joins them), the answer and the choice count."""
 
-    prompt: str
+    instruction: str
+    body: str
+    closing: str
     answer: str  # the reference as OpenCompass stores it: 'A3' or '[2, 4, 1, 3]'
     num_choice: int  # candidates (BestAnswer) or possible orders (TSort, 24)
+
+    @property
+    def prompt(self) -> str:
+        return self.instruction + self.body + self.closing
 
 
 def _is_count(value: Any) -> bool:
@@ -84,7 +91,7 @@ def bestanswer_sample(record: dict, position: Optional[str] = None) -> Sample:
     answers, label = record['all_answers'], record['answer']
     if position is not None:
         answers, label = move_accepted_answer(answers, label, position)
-    return Sample(bestanswer_prompt(record['question'], answers), label, len(answers))
+    return Sample(*bestanswer_parts(record['question'], answers), label, len(answers))
 
 
 def bestanswer_gold(record: dict) -> tuple[str, int]:
@@ -147,7 +154,7 @@ def tsort_sample(record: dict, position: Optional[str] = None) -> Sample:
     prompt = record.get('prompt') or tsort_prompt(
         record['before'], record['parts'], record['after']
     )
-    return Sample(prompt, str(answer_order(record['answer'])), TSORT_ORDER_COUNT)
+    return Sample(*tsort_parts(prompt), str(answer_order(record['answer'])), TSORT_ORDER_COUNT)
 
 
 def tsort_gold(record: dict) -> tuple[list[int], int]:

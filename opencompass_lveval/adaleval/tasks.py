@@ -58,7 +58,6 @@ class AdaTask:
     chance: Callable[[int], float]  # accuracy of a uniformly random valid answer
     copy_chance: Callable[[int], float]  # chance of answering the in-context example
     random_answer: Callable[[str, random.Random], Optional[str]]  # None: not this task's prompt
-    protected_chars: Callable[[str], Optional[tuple[int, int]]]  # what a middle cut must keep
     synthetic: Callable[[str, int, int], list[dict]]  # (setting, count, seed) -> records
     demo_settings: tuple[str, ...]  # what `lveval data synth` writes
     positions: tuple[str, ...] = ()  # position-bias variants of the paper
@@ -93,7 +92,6 @@ BESTANSWER = AdaTask(
     chance=lambda n: 1 / n,
     copy_chance=lambda n: 1 / n if n >= 4 else 0,
     random_answer=prompts.bestanswer_random_answer,
-    protected_chars=prompts.bestanswer_protected_chars,
     synthetic=synthetic.bestanswer_synthetic_records,
     demo_settings=('1k', '2k'),
     positions=records.POSITIONS,
@@ -113,7 +111,6 @@ TSORT = AdaTask(
     chance=lambda n: 1 / n,
     copy_chance=lambda n: 1 / n,
     random_answer=prompts.tsort_random_answer,
-    protected_chars=prompts.tsort_protected_chars,
     synthetic=synthetic.tsort_synthetic_records,
     demo_settings=('2k', '4k'),
 )

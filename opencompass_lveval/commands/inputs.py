@@ -124,7 +124,7 @@ def run(
                 summary.append(f'{model_cfg["abbr"]}: not a long-context model wrapper (no '
                                'tokenizer to show); skipped')  # fmt: skip
                 continue
-            builder = cls.input_builder(**{k: v for k, v in model_cfg.items() if k != 'type'})
+            builder = cls.input_builder(cls.input_settings(model_cfg))
             parser = prompt_parser(model_cfg.get('meta_template'))
             for dataset_cfg in dataset_cfgs:
                 items, lines = _write_pair(

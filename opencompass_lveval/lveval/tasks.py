@@ -82,17 +82,6 @@ class Task:
         """The official subset / file stem, e.g. ``cmrc_mixup_16k``."""
         return f'{self.name}_{level}'
 
-    def protected_chars(self, prompt: str) -> Optional[tuple[int, int]]:
-        """For a prompt made from this task's template: how many characters at its start
-        (the instructions before the context) and at its end (the instructions and question after
-        it) a middle cut must keep; None for other prompts."""
-        head, _, rest = self.prompt.partition('{context}')
-        between = rest.partition('{input}')[0]
-        at = prompt.rfind(between)
-        if not prompt.startswith(head) or at < len(head):
-            return None
-        return len(head), len(prompt) - at
-
 
 # One row per dataset, laid out as a table.
 # fmt: off

@@ -3,17 +3,24 @@ and the checks that run before any weights load."""
 
 from __future__ import annotations
 
+import inspect
 import os
-from typing import Any, Optional, Union
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from opencompass.models.base import BaseModel
 
 from ..errors import ModelConfigError
-from .formats import Format
 from .inputs import InputBuilder, ModelInput
+from .settings import InputSettings, init_parameters
 from .template import prompt_parser
 
 LOCAL_PREFIXES = ('/', './', '../', '~')
+# BaseModel's own arguments that the wrappers pass on as they are (tokenizer_only, sync_rank).
+_BASE_MODEL_KEYS = tuple(
+    name for name in list(inspect.signature(BaseModel.__init__).parameters)[1:]
+    if name not in ('path', 'max_seq_len', 'meta_template', 'generation_kwargs')
+)  # fmt: skip
 
 
 def check_model_path(path: str, what: str = 'model') -> str:
@@ -40,11 +47,13 @@ def load_tokenizer(path: str, trust_remote_code: bool = False, **kwargs) -> Any:
 class LongContextModel(BaseModel):
     """Subclasses load weights (``_load_weights``) and generate from ``self.input_ids(...)``.
 
-    ``inputs``: 'exact' (default) or 'official' (the official LV-Eval prediction path, for
-    comparing with published numbers); ``conversation``: an official format name
-    (``formats.FORMATS``) where the tokenizer has no chat template or the paper fed another;
-    ``max_length``: the official ``--model-max-length`` (default: the window in thousands less
-    500); ``trust_remote_code`` is off unless a config turns it on.
+    The input settings (``settings.py``: ``inputs``, 'exact' by default or 'official' for
+    comparing with published numbers; ``conversation``, an official format name where the
+    tokenizer has no chat template or the paper fed another; ``max_length``, the official
+    ``--model-max-length``; ``chat``, ``chat_template_kwargs``, ``tokenizer_path``,
+    ``tokenizer_kwargs``; ``trust_remote_code``, off unless a config turns it on) are keyword
+    arguments, checked once into ``self.settings``; an argument no class of the wrapper takes is
+    an error naming the closest one.
     """
 
     is_api = False
@@ -53,60 +62,46 @@ class LongContextModel(BaseModel):
         self,
         path: str,
         max_seq_len: int,
-        inputs: str = 'exact',
-        chat: bool = True,
-        conversation: Union[str, Format, None] = None,
-        max_length: Optional[int] = None,
-        chat_template_kwargs: Optional[dict] = None,
-        tokenizer_path: Optional[str] = None,
-        tokenizer_kwargs: Optional[dict] = None,
-        trust_remote_code: bool = False,
         meta_template: Optional[dict] = None,
         generation_kwargs: Optional[dict] = None,
         stop_words: Optional[list[str]] = None,
         **kwargs,
     ) -> None:
+        self.settings = InputSettings.from_config(
+            {'path': path, 'max_seq_len': max_seq_len, **kwargs},
+            accepted=init_parameters(type(self)),
+        )
+        base = {key: kwargs[key] for key in _BASE_MODEL_KEYS if key in kwargs}
         super().__init__(
             path=check_model_path(path),
             max_seq_len=max_seq_len,
             meta_template=meta_template,
             generation_kwargs=generation_kwargs or {},
-            **kwargs,
+            **base,
         )
         # Rounds keep their roles as in OpenCompass's chat wrappers; the user message is the
         # dataset's prompt with nothing added (template.py).
         self.template_parser = prompt_parser(meta_template)
-        self.trust_remote_code = trust_remote_code
-        self.builder = self.input_builder(
-            path, max_seq_len, inputs, chat, conversation, max_length, chat_template_kwargs,
-            tokenizer_path, tokenizer_kwargs, trust_remote_code,
-        )  # fmt: skip
+        self.trust_remote_code = self.settings.trust_remote_code
+        self.builder = self.input_builder(self.settings)
         self.tokenizer = self.builder.tokenizer
         eos = getattr(self.tokenizer, 'eos_token', None)
         self.stop_words = sorted(set((stop_words or []) + ([eos] if eos else [])))
 
+    @classmethod
+    def input_settings(cls, model_cfg: Mapping[str, Any]) -> InputSettings:
+        """The input settings of a model config of this wrapper (``type`` and the keys OpenCompass
+        takes itself included): what ``lveval inputs`` and the pre-run check read."""
+        return InputSettings.from_config(model_cfg, accepted=init_parameters(cls))
+
     @staticmethod
-    def input_builder(
-        path: str,
-        max_seq_len: int,
-        inputs: str = 'exact',
-        chat: bool = True,
-        conversation: Union[str, Format, None] = None,
-        max_length: Optional[int] = None,
-        chat_template_kwargs: Optional[dict] = None,
-        tokenizer_path: Optional[str] = None,
-        tokenizer_kwargs: Optional[dict] = None,
-        trust_remote_code: bool = False,
-        **_ignored,
-    ) -> InputBuilder:
-        """The input builder a model config gets, from its tokenizer alone (no weights): what
-        ``lveval inputs`` and the pre-run checks use."""
-        tokenizer_source = check_model_path(tokenizer_path or path, 'tokenizer')
-        tokenizer = load_tokenizer(tokenizer_source, trust_remote_code, **(tokenizer_kwargs or {}))
-        return InputBuilder(
-            tokenizer, max_seq_len, inputs, chat, conversation, max_length, chat_template_kwargs,
-            name=str(path),
-        )  # fmt: skip
+    def input_builder(settings: InputSettings) -> InputBuilder:
+        """The input builder of these settings, from the tokenizer alone (no weights)."""
+        tokenizer_source = check_model_path(settings.tokenizer_path or settings.path, 'tokenizer')
+        tokenizer = load_tokenizer(
+            tokenizer_source, settings.trust_remote_code, **(settings.tokenizer_kwargs or {})
+        )
+        return InputBuilder(tokenizer, settings)
 
     def input_ids(self, prompt: Any, max_out_len: int) -> ModelInput:
         return self.builder.build(prompt, max_out_len)

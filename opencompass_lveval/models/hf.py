@@ -120,7 +120,9 @@ class LongContextHF(LongContextModel):
     def base_builder(self):
         """The exact-mode builder of plain text (no chat framing), for perplexity scoring."""
         from .inputs import InputBuilder
+        from .settings import InputSettings
 
         if not hasattr(self, '_base_builder'):
-            self._base_builder = InputBuilder(self.tokenizer, self.max_seq_len, chat=False)
+            settings = InputSettings(path=self.settings.path, window=self.max_seq_len, chat=False)
+            self._base_builder = InputBuilder(self.tokenizer, settings)
         return self._base_builder

@@ -9,23 +9,27 @@
   middle of the prompt's own ids to exactly ``window - max_out_len`` ids in all; nothing is decoded
   and re-encoded. Uncut, the ids equal ``apply_chat_template(..., add_generation_prompt=True,
   tokenize=True)`` (or the given format's text, tokenized whole); cut, they are the full encoding
-  with a middle run removed, head and tail to the id. The instructions before the context and the
-  question after it are protected: a window too small for them is an error, not a silent cut.
+  with a middle run removed, head and tail to the id. What lies outside the message's cuttable
+  span (``cuttable.py``: the instructions before the context and the question after it, marked by
+  the dataset's template) is protected: a window too small for it is an error, not a silent cut.
+  A prompt without a span (a plain string) has nothing protected.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional
 
+from ..cuttable import CUTTABLE, checked, joined_span, text_span
 from ..errors import ModelConfigError
 from ..truncation import TruncationError, middle_truncate
-from .formats import FORMATS, Format, PiecesFormat, TextFormat, conversation_format
+from .formats import FORMATS, PiecesFormat, TextFormat, conversation_format
+from .settings import InputSettings
 
-MODES = ('exact', 'official')
 BARE = TextFormat('bare', '{prompt}')
 _SENTINEL = 'LVEVAL\u2063PROMPT\u2063SENTINEL'  # stands for the prompt while a template renders
+_CHAT_ROLES = {'HUMAN': 'user', 'BOT': 'assistant', 'SYSTEM': 'system'}  # as OpenCompass maps them
 
 
 @dataclass(frozen=True)
@@ -44,21 +48,6 @@ def official_max_length(window: int) -> int:
     answer (31500 for a 32k = 32768 model, 199500 for 200k, 7500 for 8k)."""
     thousands = window // 1024 if window % 1024 == 0 else window // 1000
     return thousands * 1000 - 500
-
-
-def protected_chars(text: str) -> tuple[int, int]:
-    """Characters at the start and at the end of a benchmark prompt that a middle cut must keep
-    (its instructions, question, answer format); (0, 0) for prompts no task table knows."""
-    from ..adaleval.tasks import TASKS as ADALEVAL_TASKS
-    from ..lveval.tasks import TASKS as LVEVAL_TASKS
-
-    for task in LVEVAL_TASKS:
-        if found := task.protected_chars(text):
-            return found
-    for task in ADALEVAL_TASKS:
-        if found := task.protected_chars(text):
-            return found
-    return 0, 0
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -80,39 +69,27 @@ def _span(full: list[int], head: list[int], tail: list[int]) -> tuple[int, int]:
 
 
 class InputBuilder:
-    """Turns OpenCompass prompts into token ids for one tokenizer and window (see the module).
+    """Turns OpenCompass prompts into token ids for one tokenizer and its input settings (see the
+    module and ``settings.py``).
 
-    ``conversation`` names an official format (``formats.FORMATS``) or is a format object; None
-    means the tokenizer's chat template (exact mode, ``chat=True``), the tokenizer's special tokens
-    only (``chat=False``), or build_chat's fallback, the bare prompt (official mode).
+    ``settings.conversation`` names an official format (``formats.FORMATS``) or is a format
+    object; None means the tokenizer's chat template (exact mode, ``chat=True``), the tokenizer's
+    special tokens only (``chat=False``), or build_chat's fallback, the bare prompt (official mode).
     """
 
-    def __init__(
-        self,
-        tokenizer: Any,
-        window: int,
-        inputs: str = 'exact',
-        chat: bool = True,
-        conversation: Union[str, Format, None] = None,
-        max_length: Optional[int] = None,
-        chat_template_kwargs: Optional[dict] = None,
-        name: str = 'model',
-    ) -> None:
-        if inputs not in MODES:
-            raise ModelConfigError(f'{name}: inputs must be one of {MODES}, not {inputs!r}')
-        if not window or window <= 0:
-            raise ModelConfigError(f'{name}: max_seq_len (the model window) must be set')
-        self.tokenizer, self.window, self.inputs, self.chat, self.name = (
-            tokenizer, window, inputs, chat, name)  # fmt: skip
-        self.conversation = conversation_format(conversation)
-        self.max_length = max_length or official_max_length(window)
-        self.chat_template_kwargs = chat_template_kwargs or {}
+    def __init__(self, tokenizer: Any, settings: InputSettings) -> None:
+        self.tokenizer, self.settings = tokenizer, settings
+        self.window, self.inputs, self.chat = settings.window, settings.inputs, settings.chat
+        self.name = settings.name
+        self.conversation = conversation_format(settings.conversation)
+        self.max_length = settings.max_length or official_max_length(self.window)
+        self.chat_template_kwargs = dict(settings.chat_template_kwargs or {})
         self._frames: dict[str, tuple[str, str]] = {}
-        if (inputs == 'exact' and chat and self.conversation is None
+        if (self.inputs == 'exact' and self.chat and self.conversation is None
                 and not getattr(tokenizer, 'chat_template', None)):  # fmt: skip
             raise ModelConfigError(
-                f'{name}: its tokenizer has no chat template. Give the conversation format it '
-                f'was trained with (conversation=..., one of {sorted(FORMATS)}) or, for a base '
+                f'{self.name}: its tokenizer has no chat template. Give the conversation format '
+                f'it was trained with (conversation=..., one of {sorted(FORMATS)}) or, for a base '
                 'model, chat=False'
             )
 
@@ -135,6 +112,27 @@ class InputBuilder:
 
             return _convert_base_messages([prompt])[0]
         return self._messages(prompt)[-1]['content']
+
+    def cuttable_span(self, prompt: Any) -> Optional[tuple[int, int]]:
+        """Where in ``prompt_text(prompt)`` a middle cut may remove text (None: no mark, nothing
+        protected): the span marked on the prompt, followed through OpenCompass's conversion to
+        messages (``_convert_chat_messages`` skips empty prompts and joins consecutive ones of
+        one role with '\\n'; ``_convert_base_messages`` joins all with nothing)."""
+        if isinstance(prompt, str):
+            return checked(text_span(prompt), prompt)
+        items = [(item['prompt'], item.get(CUTTABLE)) for item in prompt]
+        if self.chat:
+            user = []  # the prompts of the last message, which is the user's
+            for item in reversed(prompt):
+                if not item['prompt']:
+                    continue
+                if _CHAT_ROLES[item['role']] != 'user':
+                    break
+                user.insert(0, (item['prompt'], item.get(CUTTABLE)))
+            items, separator = user, '\n'
+        else:
+            separator = ''
+        return checked(joined_span(items, separator), self.prompt_text(prompt))
 
     # Exact mode ---------------------------------------------------------------------------------
 
@@ -201,7 +199,8 @@ class InputBuilder:
             )
         if end - start <= room:
             return ModelInput(full, budget, False, (start, end))
-        head_chars, tail_chars = protected_chars(text)
+        span = self.cuttable_span(prompt)
+        head_chars, tail_chars = (span[0], len(text) - span[1]) if span else (0, 0)
         try:
             kept = self._cut(full[start:end], room, text, head_chars, tail_chars)
         except TruncationError as exc:

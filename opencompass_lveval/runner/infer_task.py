@@ -40,7 +40,7 @@ def check_before_weights(model_cfg: dict, dataset_cfgs: list) -> None:
     cls = model_class(model_cfg)
     if not (isinstance(cls, type) and issubclass(cls, LongContextModel)):
         return
-    builder = cls.input_builder(**{k: v for k, v in model_cfg.items() if k != 'type'})
+    builder = cls.input_builder(cls.input_settings(model_cfg))
     for dataset_cfg in dataset_cfgs:
         try:
             builder.check(answer_length(model_cfg, dataset_cfg))

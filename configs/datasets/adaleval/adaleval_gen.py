@@ -23,11 +23,14 @@ adaleval_datasets = [
         path=entry['path'],
         cheap=entry['cheap'],
         position=entry['position'],
-        reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
+        reader_cfg=dict(input_columns=['instruction', 'body', 'closing'], output_column='answer'),
         infer_cfg=dict(
+            # The official prompt, joined from its parts; a middle cut may shorten the body only
+            # (the question and answers, or the book parts), never the instructions around it.
             prompt_template=dict(
                 type=LongContextPromptTemplate,
-                template=dict(round=[dict(role='HUMAN', prompt='{prompt}')]),
+                template=dict(round=[dict(role='HUMAN', prompt='{instruction}{body}{closing}')]),
+                cut='body',
             ),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=GenInferencer, max_out_len=entry['max_out_len']),

@@ -19,11 +19,16 @@ adaleval_tsort_ppl_datasets = [
         setting=entry['setting'],
         path=entry['path'],
         cheap=entry['cheap'],
-        reader_cfg=dict(input_columns=['prompt'], output_column='answer'),
+        reader_cfg=dict(input_columns=['instruction', 'body', 'closing'], output_column='answer'),
         infer_cfg=dict(
+            # The official prompt and an order; a middle cut (a window too small for the prompt)
+            # may shorten the book parts only, never the instruction or the order scored.
             prompt_template=dict(
                 type=LongContextPromptTemplate,
-                template={order: '{prompt}Answer: ' + order for order in _orders},
+                template={
+                    order: '{instruction}{body}{closing}Answer: ' + order for order in _orders
+                },
+                cut='body',
             ),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=PPLInferencer),

@@ -28,10 +28,12 @@ lveval_datasets = [
             test_split='test',
         ),
         infer_cfg=dict(
-            # Fills {context} and {input} in one pass: text inside a field stays as it is.
+            # Fills {context} and {input} in one pass: text inside a field stays as it is. A
+            # middle cut may shorten the context only; the instructions and question are kept.
             prompt_template=dict(
                 type=LongContextPromptTemplate,
                 template=dict(round=[dict(role='HUMAN', prompt=entry['prompt'])]),
+                cut='context',
             ),
             retriever=dict(type=ZeroRetriever),
             inferencer=dict(type=GenInferencer, max_out_len=entry['max_out_len']),

@@ -37,11 +37,11 @@ def tokenizers(hf_tokenizers):
 
 
 @pytest.fixture(scope='module')
-def prompts(shared):
+def prompts(corpora):
     from opencompass_lveval.text import read_book
 
-    english = ' '.join(read_book(shared / 'corpora' / 'en' / 'frankenstein.txt').split()[:9000])
-    chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:12000]
+    english = ' '.join(read_book(corpora / 'en' / 'frankenstein.txt').split()[:9000])
+    chinese = ''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())[:12000]
     return {
         'en': TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(context=english, input='Who?'),
         'zh': TASKS_BY_NAME['multifieldqa_zh_mixup'].prompt.format(context=chinese, input='谁？'),

@@ -157,6 +157,8 @@ def chromium() -> str:
     pytest.skip('no headless browser here: `apt-get install -y chromium` (CI installs it)')
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
     work = tmp_path / 'work'
     hf = {'type': HF, 'max_seq_len': 4096}

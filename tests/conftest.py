@@ -10,7 +10,7 @@ from parity_data import need_shared
 
 @pytest.fixture(scope='session')
 def shared() -> Path:
-    """``../shared`` as a whole."""
+    """``../shared`` as a whole, for a test that needs more of it than the fixtures below give."""
     return need_shared('the books, the real Ada-LEval data and the full golden results live there')
 
 

@@ -1,17 +1,48 @@
 from pathlib import Path
 
 import pytest
+from parity_data import need_shared
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / 'shared'
+# The official constants and parity data the tests need most are copies in tests/data (see
+# tests/parity_data.py); the fixtures below give what only ../shared holds, each skipping with
+# a reason that names ../shared and what the test needs from it.
 
 
 @pytest.fixture(scope='session')
 def shared() -> Path:
-    """``../shared`` (reference constants, golden results); tests needing it skip without it."""
-    if not SHARED.is_dir():
-        pytest.skip(f'{SHARED} is absent: the reference and golden files live there')
-    return SHARED
+    """``../shared`` as a whole, for a test that needs more of it than the fixtures below give."""
+    return need_shared('the books, the real Ada-LEval data and the full golden results live there')
+
+
+@pytest.fixture(scope='session')
+def corpora() -> Path:
+    """The public-domain books that builders and long prompts are made from."""
+    why = 'the books of ../shared/corpora, which this test builds its texts from, are read here'
+    return need_shared(why) / 'corpora'
+
+
+@pytest.fixture(scope='session')
+def stackselect_dir() -> Path:
+    """The folder holding the real Ada-LEval ``stackselect_1k.json`` (1000 records, 3 MB)."""
+    why = 'the real Ada-LEval stackselect_1k.json (../shared/data/adaleval) is read here'
+    return need_shared(why) / 'data' / 'adaleval'
+
+
+@pytest.fixture(scope='session')
+def seeds() -> Path:
+    """The two papers as text."""
+    return need_shared('the papers as text (../shared/seeds) are read here') / 'seeds'
+
+
+@pytest.fixture(scope='session')
+def golden_lveval() -> Path:
+    """The full LV-Eval golden results: 55 prediction files, the official result, all cases."""
+    why = (
+        'the full LV-Eval golden results (../shared/golden/lveval: 55 prediction files, '
+        'official_result/result.json and result.csv, all 2,106 cases) are read here; '
+        'tests/data holds a slice, tested without ../shared'
+    )
+    return need_shared(why) / 'golden' / 'lveval'
 
 
 @pytest.fixture(scope='session')

@@ -1,5 +1,5 @@
-"""The official prediction paths, written here from the official code's description (docs and
-REFERENCE.md), independently of the package: what a model received, from the raw record on.
+"""The official prediction paths, written here from the official code's description (docs/models.md
+and docs/adaleval.md), independently of the package: what a model received, from the raw record on.
 
 LV-Eval (``prediction.py`` / ``utils.py``): ``prompt = DATASET_PROMPT[dataset].format(**record)``;
 tokenize with special tokens; over ``max_length`` keep ``int(max_length / 2)`` ids from each end,
@@ -11,7 +11,8 @@ answers; TSort's is the record's ``prompt`` itself.
 
 from __future__ import annotations
 
-# build_chat's texts, first match on the model name (REFERENCE.md, step 3).
+# build_chat's texts, first match on the model name (docs/models.md, LV-Eval open-weight models,
+# step 4).
 BUILD_CHAT = {
     'llama2': '[INST]{prompt}[/INST]\n\n',
     'vicuna': (

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from parity_data import data_json, data_lines
 
 from opencompass_lveval.adaleval.data import AdaLEvalDataError, load_task, locate, read_records
 from opencompass_lveval.adaleval.dataset import PROMPT_PARTS, AdaLEvalDataset
@@ -28,13 +29,9 @@ from opencompass_lveval.cli import main
 
 
 @pytest.fixture(scope='module')
-def reference(shared):
-    return json.loads((shared / 'reference' / 'adaleval_official.json').read_text('utf-8'))
-
-
-@pytest.fixture(scope='module')
-def stackselect_dir(shared):
-    return shared / 'data' / 'adaleval'
+def reference():
+    """The official constants (tests/data/reference, a copy of ../shared/reference)."""
+    return data_json('reference/adaleval_official.json')
 
 
 def test_constants_match_the_reference_byte_for_byte(reference):
@@ -77,11 +74,8 @@ def test_bestanswer_prompt_follows_the_question_block():
     )
 
 
-def test_official_mode_reproduces_all_600_golden_cases(shared):
-    cases = [
-        json.loads(line)
-        for line in (shared / 'golden' / 'adaleval' / 'cases.jsonl').read_text('utf-8').splitlines()
-    ]
+def test_official_mode_reproduces_all_600_golden_cases():
+    cases = [json.loads(line) for line in data_lines('golden/adaleval/cases.jsonl')]
     assert len(cases) == 600
     wrong = []
     for case in cases:

@@ -29,7 +29,7 @@ def test_a_new_file_gets_the_usual_permissions(tmp_path):
     assert (tmp_path / 'a.md').stat().st_mode & 0o777 == 0o644
 
 
-def test_a_rebuild_with_a_mistyped_corpora_keeps_the_previous_data(tmp_path, shared, capsys):
+def test_a_rebuild_with_a_mistyped_corpora_keeps_the_previous_data(tmp_path, corpora, capsys):
     from opencompass_lveval.cli import main
 
     out = tmp_path / 'data'
@@ -45,7 +45,7 @@ def test_a_rebuild_with_a_mistyped_corpora_keeps_the_previous_data(tmp_path, sha
         '--out',
         str(out),
     ]
-    assert main([*build, '--corpora', str(shared / 'corpora')]) == 0
+    assert main([*build, '--corpora', str(corpora)]) == 0
     built = (out / 'factrecall_en_1k.jsonl').read_bytes()
     assert built.count(b'\n') == 3
     assert main([*build, '--corpora', str(tmp_path / 'corpra')]) == 2

@@ -146,8 +146,7 @@ def test_needle_offsets_are_strictly_increasing_and_evenly_spaced():
 
 
 @pytest.mark.parametrize('language', ['en', 'zh'])
-def test_factrecall_needles_and_ablations(tmp_path, shared, language):
-    corpora = shared / 'corpora'
+def test_factrecall_needles_and_ablations(tmp_path, corpora, language):
     needle = NEEDLES[language]
     path = build_factrecall(language, tmp_path / 'both', corpora, ['16k'], count=25, scale=10)[0]
     records = read(path)
@@ -184,8 +183,8 @@ def test_factrecall_needles_and_ablations(tmp_path, shared, language):
     ]
 
 
-def test_factrecall_reproduces_the_published_english_texts(shared):
-    text = (shared / 'seeds' / 'lveval_paper_v2.txt').read_text(encoding='utf-8')
+def test_factrecall_reproduces_the_published_english_texts(seeds):
+    text = (seeds / 'lveval_paper_v2.txt').read_text(encoding='utf-8')
     needle = NEEDLES['en']
 
     published = replacer(list(needle.rules), 'en')  # whole words: "Gaussian" stays
@@ -195,21 +194,15 @@ def test_factrecall_reproduces_the_published_english_texts(shared):
     assert published(needle.question) in text
 
 
-def test_factrecall_is_deterministic(tmp_path, shared):
-    first = build_factrecall(
-        'zh', tmp_path / 'a', shared / 'corpora', ['16k'], count=5, scale=10, seed=7
-    )[0]
-    second = build_factrecall(
-        'zh', tmp_path / 'b', shared / 'corpora', ['16k'], count=5, scale=10, seed=7
-    )[0]
+def test_factrecall_is_deterministic(tmp_path, corpora):
+    first = build_factrecall('zh', tmp_path / 'a', corpora, ['16k'], count=5, scale=10, seed=7)[0]
+    second = build_factrecall('zh', tmp_path / 'b', corpora, ['16k'], count=5, scale=10, seed=7)[0]
     assert first.read_bytes() == second.read_bytes()
 
 
 @pytest.mark.slow
-def test_replica_has_the_release_shape_and_loads(tmp_path, shared, monkeypatch):
-    build_replica(
-        shared / 'corpora', tmp_path, scale=100, levels=['16k', '32k', '64k', '128k', '256k']
-    )
+def test_replica_has_the_release_shape_and_loads(tmp_path, corpora, monkeypatch):
+    build_replica(corpora, tmp_path, scale=100, levels=['16k', '32k', '64k', '128k', '256k'])
     reports = list(check_folder(tmp_path))
     assert [r.subset for r in reports if not r.ok] == []  # 55 subsets, official QA counts
     from pathlib import Path
@@ -224,9 +217,9 @@ def test_replica_has_the_release_shape_and_loads(tmp_path, shared, monkeypatch):
     assert all(len(r['confusing_facts']) == 2 for r in hotpot)
 
 
-def test_tsort_cases_follow_the_limits_and_restore_the_order(tmp_path, shared):
+def test_tsort_cases_follow_the_limits_and_restore_the_order(tmp_path, corpora):
     counter = token_counter('words')
-    book = shared / 'corpora' / 'en' / 'dracula.txt'
+    book = corpora / 'en' / 'dracula.txt'
     paragraphs = book_paragraphs(book)
     records = tsort_records(paragraphs, '4k', 5, counter, seed=1)
     part = TSORT_LIMITS['4k'][1]
@@ -249,20 +242,20 @@ def test_tsort_cases_follow_the_limits_and_restore_the_order(tmp_path, shared):
             assert record['para_offset'][0] > records[number - 1]['para_offset'][0]
 
 
-def test_tsort_and_bestanswer_files_load(tmp_path, shared):
+def test_tsort_and_bestanswer_files_load(tmp_path, corpora, stackselect_dir):
     from opencompass_lveval.testing import train_tokenizer
 
     tokenizer_dir = tmp_path / 'tok'
     train_tokenizer().save_pretrained(tokenizer_dir)
     assert token_counter(str(tokenizer_dir)).name.startswith('tokenizer:')
-    books = [shared / 'corpora' / 'en' / 'frankenstein.txt']
+    books = [corpora / 'en' / 'frankenstein.txt']
     path = build_tsort(books, '2k', tmp_path, 8, tokenizer=str(tokenizer_dir))
     assert len(load_task('tsort', '2k', str(tmp_path), limit=1000)) == 8
     assert (
         build_tsort(books, '2k', tmp_path / 'again', 8, str(tokenizer_dir)).read_bytes()
         == path.read_bytes()
     )
-    source = shared / 'data' / 'adaleval' / 'stackselect_1k.json'
+    source = stackselect_dir / 'stackselect_1k.json'
     path = build_bestanswer(source, '4k', tmp_path, tokenizer='words')
     built = load_task('bestanswer', '4k', str(tmp_path), limit=100)
     original = json.loads(source.read_text(encoding='utf-8'))[:100]
@@ -295,7 +288,7 @@ def test_bestanswer_beyond_16k_needs_only_one_shared_tag():
     assert len(long[0]['all_answers']) == 4  # beyond 16k one shared tag is enough
 
 
-def test_build_command(tmp_path, shared, capsys):
+def test_build_command(tmp_path, corpora, capsys):
     assert (
         main(
             [
@@ -310,7 +303,7 @@ def test_build_command(tmp_path, shared, capsys):
                 '--count',
                 '4',
                 '--corpora',
-                str(shared / 'corpora'),
+                str(corpora),
                 '--out',
                 str(tmp_path),
             ]

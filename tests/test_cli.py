@@ -53,11 +53,12 @@ def folders(tmp_path_factory):
     ['report', '{root}/work', '--out', '{root}/report'],
     ['data', 'synth', '{root}/synth', '--count', '1'],
     ['data', 'check', '{root}/synth'],
-    ['build', 'tsort', '--books', '{shared}/corpora/en/dracula.txt', '--setting', '2k',
+    ['build', 'tsort', '--books', '{corpora}/en/dracula.txt', '--setting', '2k',
      '--count', '2', '--out', '{root}/ada'],
 ])  # fmt: skip
-def test_commands_without_a_model_load_no_torch_and_no_opencompass(argv, folders, shared):
-    argv = [a.format(root=folders, shared=shared) for a in argv]
+def test_commands_without_a_model_load_no_torch_and_no_opencompass(argv, folders, request):
+    corpora = request.getfixturevalue('corpora') if '{corpora}' in ' '.join(argv) else None
+    argv = [a.format(root=folders, corpora=corpora) for a in argv]
     heavy = loaded(*argv)
     assert 'torch' not in heavy and 'opencompass' not in heavy and 'transformers' not in heavy
     if argv[0] in ('--help', 'score'):  # as light as the official evaluation.py: no pandas

@@ -195,13 +195,13 @@ def test_hub_download_offline_is_a_clear_error(tmp_path, monkeypatch):
         download_from_hub('cmrc_mixup', cache_dir=str(tmp_path))
 
 
-def test_a_full_size_1000k_record_loads(tmp_path, shared):
+def test_a_full_size_1000k_record_loads(tmp_path, corpora):
     """One factrecall context of a million words (about 6 MB, beyond Arrow's 4 MB block), built
     from the books and read back whole."""
     from opencompass_lveval.lveval.build import build_factrecall
     from opencompass_lveval.lveval.dataset import LVEvalDataset
 
-    (path,) = build_factrecall('en', tmp_path, shared / 'corpora', ['1000k'], count=1)
+    (path,) = build_factrecall('en', tmp_path, corpora, ['1000k'], count=1)
     assert path.stat().st_size > 5_000_000
     table = LVEvalDataset.load(name='factrecall_en_1000k', path=str(tmp_path))
     context = table[0]['context']

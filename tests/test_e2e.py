@@ -49,8 +49,10 @@ def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):
     assert (run / 'summary' / 'factrecall_heatmap_tiny-llama.png').exists()
 
 
-def test_random_guess_on_real_stackselect_1k_matches_the_paper(tmp_path, shared, monkeypatch):
-    monkeypatch.setenv('ADALEVAL_DATA_DIR', str(shared / 'data' / 'adaleval'))
+def test_random_guess_on_real_stackselect_1k_matches_the_paper(
+    tmp_path, stackselect_dir, monkeypatch
+):
+    monkeypatch.setenv('ADALEVAL_DATA_DIR', str(stackselect_dir))
     cfg = load_config('datasets/adaleval/adaleval_gen.py')
     models = [
         dict(
@@ -78,7 +80,7 @@ def test_random_guess_on_real_stackselect_1k_matches_the_paper(tmp_path, shared,
     assert result['instruction_following'] == 100.0
 
 
-def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, monkeypatch):
+def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, stackselect_dir, monkeypatch):
     import random
 
     from opencompass_lveval.adaleval.prompts import tsort_prompt
@@ -86,7 +88,7 @@ def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, mon
     data = tmp_path / 'ada'
     data.mkdir()
     (data / 'stackselect_1k.json').write_text(
-        (shared / 'data' / 'adaleval' / 'stackselect_1k.json').read_text('utf-8'), 'utf-8'
+        (stackselect_dir / 'stackselect_1k.json').read_text('utf-8'), 'utf-8'
     )
     rng = random.Random(0)
     records = []
@@ -142,7 +144,7 @@ def test_perplexity_mode_and_position_bias_on_a_tiny_model(tmp_path, shared, mon
     assert [d['answer'] for d in rear] == [['A3'], ['A3'], ['A2']]  # 3, 3, 2 answers: moved last
 
 
-def test_leaderboard_refresh_with_levels_past_256k(tmp_path, shared, capsys):
+def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     """The refresh workflow on data past 256k: run one model, add a second with `-r` (only its
     tasks run), report, and merge both into a leaderboard with the published rows."""
     from opencompass_lveval.adaleval.build import write_task_file
@@ -155,7 +157,7 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, shared, capsys):
     from opencompass_lveval.lveval.report import overall
 
     data = tmp_path / 'data'
-    build_factrecall('en', data, shared / 'corpora', ['512k', '1000k'], count=4, scale=100)
+    build_factrecall('en', data, corpora, ['512k', '1000k'], count=4, scale=100)
     write_synthetic(data, count=3, levels=['16k'])
     write_task_file(BESTANSWER, '256k', BESTANSWER.synthetic('256k', 3, 0), data / 'ada')
     lveval = load_config('datasets/lveval/lveval_gen.py').lveval_datasets

@@ -1,4 +1,6 @@
-"""Parity with the official LV-Eval evaluation on ../shared/golden/lveval."""
+"""Parity with the official LV-Eval evaluation: on the slice of the golden results in tests/data
+(every tenth case, one prediction file per metric with its official row), and on all of
+../shared/golden/lveval where it is present."""
 
 import json
 import shutil
@@ -6,20 +8,20 @@ import subprocess
 import sys
 
 import pytest
+from parity_data import CASES_SLICE, DATA, RESULT_ROWS, WHOLE_FILES, data_json, data_lines
 
 from opencompass_lveval.lveval.metrics import METRICS
 from opencompass_lveval.lveval.score import score_folder, write_official_results
 
 
 @pytest.fixture(scope='module')
-def golden(shared):
-    return shared / 'golden' / 'lveval'
+def golden(golden_lveval):
+    return golden_lveval
 
 
-def test_every_official_per_sample_score(golden):
-    cases = [json.loads(line) for line in (golden / 'cases.jsonl').read_text('utf-8').splitlines()]
-    assert len(cases) == 2106
-    mismatches = [
+def mismatches(cases: list[dict]) -> list[tuple]:
+    """The cases whose score differs from the official per-sample score."""
+    return [
         (case['dataset'], case['length_level'], case['pred'][:40], case['official_score'], got)
         for case in cases
         if (
@@ -29,7 +31,30 @@ def test_every_official_per_sample_score(golden):
         )
         != case['official_score']
     ]
-    assert mismatches == []
+
+
+def test_official_per_sample_scores_on_the_slice_in_the_checkout():
+    cases = [json.loads(line) for line in data_lines(CASES_SLICE)]
+    assert len(cases) == 211
+    assert len({(case['dataset'], case['length_level']) for case in cases}) == 55
+    assert len({case['official_metric'] for case in cases}) == 5
+    assert mismatches(cases) == []
+
+
+def test_official_subset_scores_of_one_file_per_metric_in_the_checkout(tmp_path):
+    files = [DATA / name for name in WHOLE_FILES if name.startswith('golden/lveval/')]
+    for path in files:
+        shutil.copy(path, tmp_path / path.name)
+    scored = score_folder(tmp_path)
+    official = data_json(RESULT_ROWS)
+    assert len(official) == len(files) == 5
+    assert {subset.subset: subset.score for subset in scored.subsets} == official
+
+
+def test_every_official_per_sample_score(golden):
+    cases = [json.loads(line) for line in (golden / 'cases.jsonl').read_text('utf-8').splitlines()]
+    assert len(cases) == 2106
+    assert mismatches(cases) == []
 
 
 @pytest.fixture(scope='module')

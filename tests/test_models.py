@@ -219,7 +219,7 @@ def test_paper_rows_say_how_each_model_was_fed():
     rows = {m.abbr: m for m in PAPER_MODELS}
     for model in PAPER_MODELS:
         assert model.conversation is None or model.conversation in FORMATS
-        if model.inputs == 'official':  # REFERENCE.md: the window less 500, decimal thousands
+        if model.inputs == 'official':  # docs/models.md: the window less 500, decimal thousands
             assert model.max_length == official_max_length(model.window)
     assert (rows['llama2-7b-chat-4k'].max_length, rows['qwen-7b-chat-8k'].max_length) == (
         3500,

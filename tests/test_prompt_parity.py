@@ -23,6 +23,7 @@ from official import (
     qwen_chat_ids,
     tsort_build_prompt,
 )
+from parity_data import data_json
 
 from opencompass_lveval.models import zoo
 
@@ -44,17 +45,17 @@ def row(abbr: str) -> zoo.PaperModel:
 
 
 @pytest.fixture(scope='module')
-def official(shared) -> dict:
-    return json.loads((shared / 'reference' / 'lveval_official.json').read_text('utf-8'))
+def official() -> dict:
+    return data_json('reference/lveval_official.json')
 
 
 @pytest.fixture(scope='module')
-def factrecall_dir(shared, tmp_path_factory) -> Path:
+def factrecall_dir(corpora, tmp_path_factory) -> Path:
     from opencompass_lveval.lveval.build import build_factrecall
 
     folder = tmp_path_factory.mktemp('factrecall')
     for language in LANGUAGES:
-        build_factrecall(language, folder, shared / 'corpora', levels=[UNCUT, CUT, '32k'], count=2)
+        build_factrecall(language, folder, corpora, levels=[UNCUT, CUT, '32k'], count=2)
     return folder
 
 
@@ -334,14 +335,14 @@ models = [dict(type=LongContextHF, abbr='llama2-official', path={llama2!r}, max_
 
 
 @pytest.fixture
-def inputs_run(shared, factrecall_dir, tokenizer_folders, tmp_path):
+def inputs_run(stackselect_dir, factrecall_dir, tokenizer_folders, tmp_path):
     """``lveval inputs`` on LV-Eval factrecall, the real BestAnswer 1k file and a TSort file;
     returns the runner and the raw records of each dataset."""
     from opencompass_lveval.adaleval.synthetic import write_synthetic
 
     tsort_dir = tmp_path / 'adaleval'
     write_synthetic(tsort_dir, count=3)
-    stackselect = shared / 'data' / 'adaleval'
+    stackselect = stackselect_dir
     paths = {
         'LVEval_factrecall_en_16k': str(factrecall_dir),
         'AdaLEval_bestanswer_1k': str(stackselect),
@@ -368,9 +369,9 @@ def inputs_run(shared, factrecall_dir, tokenizer_folders, tmp_path):
     return run, records
 
 
-def test_lveval_inputs_shows_the_official_text_and_says_same(inputs_run, official, shared, capsys):
+def test_lveval_inputs_shows_the_official_text_and_says_same(inputs_run, official, capsys):
     run, records = inputs_run
-    adaleval = json.loads((shared / 'reference' / 'adaleval_official.json').read_text('utf-8'))
+    adaleval = data_json('reference/adaleval_official.json')
     official_text = {
         'LVEval_factrecall_en_16k': lambda r: lveval_prompt(official, r),
         'AdaLEval_bestanswer_1k': lambda r: bestanswer_build_prompt(adaleval, r),

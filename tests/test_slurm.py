@@ -13,7 +13,7 @@ from runs import KEEP, REPO, derived_config, load_config, results, run_opencompa
 
 from opencompass_lveval.lveval.synthetic import write_synthetic
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 SCRIPT = REPO / 'tools' / 'slurm_cluster.sh'
 BASELINE = 'opencompass_lveval.models.baselines.'
 

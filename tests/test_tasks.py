@@ -1,6 +1,5 @@
-import json
-
 import pytest
+from parity_data import data_json
 
 from opencompass_lveval.lveval import metrics
 from opencompass_lveval.lveval.entries import lveval_entries, lveval_summary_groups
@@ -8,8 +7,9 @@ from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME, split_
 
 
 @pytest.fixture(scope='module')
-def reference(shared):
-    return json.loads((shared / 'reference' / 'lveval_official.json').read_text(encoding='utf-8'))
+def reference():
+    """The official constants (tests/data/reference, a copy of ../shared/reference)."""
+    return data_json('reference/lveval_official.json')
 
 
 def test_table_matches_official_constants_byte_for_byte(reference):

@@ -109,13 +109,13 @@ def test_window_too_small_for_answer_and_template_is_a_clear_error(tokenizer):
     builder.check(16)
 
 
-def test_256k_prompts_fit_a_32k_window_exactly(shared):
+def test_256k_prompts_fit_a_32k_window_exactly(corpora):
     """The issue's case at full size: head and tail kept to the id, the budget filled."""
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
     from opencompass_lveval.text import read_book
 
-    english = ' '.join(read_book(shared / 'corpora' / 'en' / 'war_and_peace.txt').split()[:256_000])
-    chinese = ''.join(read_book(shared / 'corpora' / 'zh' / 'xiyouji.txt').split())[:256_000]
+    english = ' '.join(read_book(corpora / 'en' / 'war_and_peace.txt').split()[:256_000])
+    chinese = ''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())[:256_000]
     tokenizer = train_tokenizer([english[:500_000], chinese[:100_000]], vocab_size=4000)
     window, max_out_len = 32 * 1024, 64
     builder = InputBuilder(tokenizer, InputSettings(window=window))

@@ -1,6 +1,6 @@
 """Build LV-Eval-style data: context mixing, confusing facts, keyword replacement, factrecall.
 
-Neither paper released its construction code; this follows their description (REFERENCE.md,
+Neither paper released its construction code; this follows their description (docs/lveval.md,
 Construction). Every builder is seeded (same seed, same bytes), streams one record at a time
 (memory stays around one record plus the source text), and writes the official format, so the
 output loads through ``LVEvalDataset`` and the OpenCompass configs.

@@ -67,7 +67,7 @@ class Task:
     qa_pairs: int  # records per length level in the official release
     max_out_len: int
     prompt: str
-    # How the release was constructed (REFERENCE.md's table), for the builders:
+    # How the release was constructed (docs/lveval.md, Datasets), for the builders:
     hops: int = 1  # supporting documents per QA pair
     confusing_facts: bool = False  # CFI: confusing facts inserted into the context
     keyword_rules: bool = False  # KPR: keyword and phrase replacement applied

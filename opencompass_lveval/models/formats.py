@@ -1,7 +1,7 @@
 """Conversation formats as data: the text or token pieces a model's prompt is wrapped in.
 
-The official LV-Eval prediction code (REFERENCE.md, "How the official prediction code fed each
-model") wraps the prompt either with ``build_chat`` (a text template, tokenized whole with the
+The official LV-Eval prediction code (docs/models.md, "LV-Eval, open-weight models", step 4)
+wraps the prompt either with ``build_chat`` (a text template, tokenized whole with the
 tokenizer's special tokens: BOS where it adds one) or, for models with a ``chat`` method, with the
 model's own code, which joins token ids piece by piece. Both kinds are rows here, so the paper
 model table can say how each model was fed, and the input builder can reproduce it.

@@ -242,6 +242,7 @@ def test_tsort_cases_follow_the_limits_and_restore_the_order(tmp_path, corpora):
             assert record['para_offset'][0] > records[number - 1]['para_offset'][0]
 
 
+@pytest.mark.slow
 def test_tsort_and_bestanswer_files_load(tmp_path, corpora, stackselect_dir):
     from opencompass_lveval.testing import train_tokenizer
 

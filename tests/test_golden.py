@@ -51,6 +51,7 @@ def test_official_subset_scores_of_one_file_per_metric_in_the_checkout(tmp_path)
     assert {subset.subset: subset.score for subset in scored.subsets} == official
 
 
+@pytest.mark.slow
 def test_every_official_per_sample_score(golden):
     cases = [json.loads(line) for line in (golden / 'cases.jsonl').read_text('utf-8').splitlines()]
     assert len(cases) == 2106

@@ -119,6 +119,7 @@ def test_rouge_blacklist_scores_and_errors():
     )
 
 
+@pytest.mark.slow
 def test_rouge_recursion_error_scores_zero_at_any_caller_depth():
     long_text = '，'.join(['北京天安门'] * 700)
     at_top = rouge_zh_score_blacklist(long_text, long_text)

@@ -109,6 +109,7 @@ def test_window_too_small_for_answer_and_template_is_a_clear_error(tokenizer):
     builder.check(16)
 
 
+@pytest.mark.slow
 def test_256k_prompts_fit_a_32k_window_exactly(corpora):
     """The issue's case at full size: head and tail kept to the id, the budget filled."""
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME

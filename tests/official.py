@@ -11,6 +11,8 @@ answers; TSort's is the record's ``prompt`` itself.
 
 from __future__ import annotations
 
+import ast
+
 # build_chat's texts, first match on the model name (docs/models.md, LV-Eval open-weight models,
 # step 4).
 BUILD_CHAT = {
@@ -62,9 +64,16 @@ def qwen_chat_ids(qwen, prompt: str, max_length: int) -> list[int]:
             + newline)  # fmt: skip
 
 
+def python_literal(source: str) -> str:
+    """The value of a triple-quoted Python string literal written as ``source``: the reference
+    keeps the BestAnswer meta prompt as it is written in ``dataset.py`` (six ``\\n`` escapes, which
+    Python turns into newlines), the other texts as values (no backslash in them)."""
+    return ast.literal_eval(f'"""{source}"""')
+
+
 def bestanswer_build_prompt(official: dict, record: dict) -> str:
     """Ada-LEval's ``StackSelect.build_prompt``."""
-    prompt = official['bestanswer']['meta_prompt']
+    prompt = python_literal(official['bestanswer']['meta_prompt'])
     prompt += 'The question is given below.\n' + record['question'] + '\n\n'
     prompt += 'Possible answers are given below.\n'
     for number, answer in enumerate(record['all_answers'], 1):

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from official import python_literal
 from parity_data import data_json, data_lines
 
 from opencompass_lveval.adaleval.data import AdaLEvalDataError, load_task, locate, read_records
@@ -36,9 +37,12 @@ def reference():
 
 def test_constants_match_the_reference_byte_for_byte(reference):
     best, tsort = reference['bestanswer'], reference['tsort']
-    assert BESTANSWER_META_PROMPT.encode() == best['meta_prompt'].encode()
-    assert BESTANSWER_END_PROMPT.encode() == best['end_prompt'].encode()
-    assert TSORT_INSTRUCTION.encode() == tsort['instruction'].encode()
+    # The meta prompt as the official literal evaluates: its six \\n escapes are newlines.
+    assert best['meta_prompt'].count('\\n') == 6
+    assert BESTANSWER_META_PROMPT.encode() == python_literal(best['meta_prompt']).encode()
+    assert '\\' not in BESTANSWER_META_PROMPT and 'sample. \n\nHowever' in BESTANSWER_META_PROMPT
+    assert BESTANSWER_END_PROMPT.encode() == python_literal(best['end_prompt']).encode()
+    assert TSORT_INSTRUCTION.encode() == python_literal(tsort['instruction']).encode()
     assert list(BESTANSWER.settings) == best['settings']
     assert list(TSORT.settings) == tsort['settings_in_paper']
     assert list(BESTANSWER.fields) == best['fields']

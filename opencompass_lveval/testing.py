@@ -123,8 +123,11 @@ def _write_folder(folder: Path, tokenizer, config: dict) -> Path:
 
     folder.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(folder / 'tokenizer.json'))
-    config = {'tokenizer_class': 'PreTrainedTokenizerFast', 'clean_up_tokenization_spaces': False,
-              **config}  # fmt: skip
+    config = {
+        'tokenizer_class': 'PreTrainedTokenizerFast',
+        'clean_up_tokenization_spaces': False,
+        **config,
+    }
     (folder / 'tokenizer_config.json').write_text(json.dumps(config), encoding='utf-8')
     return folder
 
@@ -143,20 +146,37 @@ def llama2_tokenizer_folder(folder: Path, chat_template: Optional[str] = LLAMA2_
     vocab = {piece.piece: index for index, piece in enumerate(model.pieces)}
     # Merges ordered by the merged piece's score, as SentencePiece applies them (not by id).
     merges = sorted(
-        ((-model.pieces[index].score, index, vocab[piece[:cut]], piece[:cut], piece[cut:])
-         for piece, index in vocab.items() if model.pieces[index].type == 1
-         for cut in range(1, len(piece)) if piece[:cut] in vocab and piece[cut:] in vocab),
-    )  # fmt: skip
-    tokenizer = Tokenizer(BPE(vocab, [(a, b) for *_, a, b in merges], unk_token='<unk>',
-                              fuse_unk=True, byte_fallback=True))  # fmt: skip
+        (
+            (-model.pieces[index].score, index, vocab[piece[:cut]], piece[:cut], piece[cut:])
+            for piece, index in vocab.items()
+            if model.pieces[index].type == 1
+            for cut in range(1, len(piece))
+            if piece[:cut] in vocab and piece[cut:] in vocab
+        ),
+    )
+    tokenizer = Tokenizer(
+        BPE(
+            vocab,
+            [(a, b) for *_, a, b in merges],
+            unk_token='<unk>',
+            fuse_unk=True,
+            byte_fallback=True,
+        )
+    )
     tokenizer.add_special_tokens(
         [AddedToken(token, special=True, normalized=False) for token in ('<unk>', '<s>', '</s>')]
     )
     tokenizer.normalizer = normalizers.Sequence(
         [normalizers.Prepend('▁'), normalizers.Replace(' ', '▁')]
     )
-    tokenizer.decoder = decoders.Sequence([decoders.Replace('▁', ' '), decoders.ByteFallback(),
-                                           decoders.Fuse(), decoders.Strip(' ', 1, 0)])  # fmt: skip
+    tokenizer.decoder = decoders.Sequence(
+        [
+            decoders.Replace('▁', ' '),
+            decoders.ByteFallback(),
+            decoders.Fuse(),
+            decoders.Strip(' ', 1, 0),
+        ]
+    )
     tokenizer.post_processor = processors.TemplateProcessing(
         single='<s> $A', pair='<s> $A <s> $B', special_tokens=[('<s>', 1)]
     )
@@ -197,20 +217,36 @@ def qwen_tokenizer_folder(folder: Path):
 
     merges = sorted(
         (rank, ranks[token[:cut]], text(token[:cut]), text(token[cut:]))
-        for token, rank in ranks.items() if len(token) > 1
-        for cut in range(1, len(token)) if token[:cut] in ranks and token[cut:] in ranks
-    )  # fmt: skip
-    tokenizer = Tokenizer(BPE({text(t): r for t, r in ranks.items()},
-                              [(a, b) for *_, a, b in merges], ignore_merges=True))  # fmt: skip
+        for token, rank in ranks.items()
+        if len(token) > 1
+        for cut in range(1, len(token))
+        if token[:cut] in ranks and token[cut:] in ranks
+    )
+    tokenizer = Tokenizer(
+        BPE(
+            {text(t): r for t, r in ranks.items()},
+            [(a, b) for *_, a, b in merges],
+            ignore_merges=True,
+        )
+    )
     tokenizer.normalizer = normalizers.NFC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior='isolated'),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])  # fmt: skip
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior='isolated'),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
-    tokenizer.add_special_tokens([AddedToken(token, special=True, normalized=False)
-                                  for token in ('<|endoftext|>', '<|im_start|>', '<|im_end|>')])  # fmt: skip
-    config = {'eos_token': '<|im_end|>', 'pad_token': '<|endoftext|>',
-              'chat_template': CHATML_TEMPLATE}  # fmt: skip
+    tokenizer.add_special_tokens(
+        [
+            AddedToken(token, special=True, normalized=False)
+            for token in ('<|endoftext|>', '<|im_start|>', '<|im_end|>')
+        ]
+    )
+    config = {
+        'eos_token': '<|im_end|>',
+        'pad_token': '<|endoftext|>',
+        'chat_template': CHATML_TEMPLATE,
+    }
     return _write_folder(Path(folder), tokenizer, config)

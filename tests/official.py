@@ -57,11 +57,23 @@ def qwen_chat_ids(qwen, prompt: str, max_length: int) -> list[int]:
     cut, then ``make_context``'s chatml, each piece encoded on its own, no BOS."""
     prompt = cut_text(qwen.encode, qwen.decode, prompt, max_length)
     newline = qwen.encode('\n')
-    return ([qwen.im_start_id] + qwen.encode('system') + newline
-            + qwen.encode('You are a helpful assistant.') + [qwen.im_end_id] + newline
-            + [qwen.im_start_id] + qwen.encode('user') + newline + qwen.encode(prompt)
-            + [qwen.im_end_id] + newline + [qwen.im_start_id] + qwen.encode('assistant')
-            + newline)  # fmt: skip
+    return (
+        [qwen.im_start_id]
+        + qwen.encode('system')
+        + newline
+        + qwen.encode('You are a helpful assistant.')
+        + [qwen.im_end_id]
+        + newline
+        + [qwen.im_start_id]
+        + qwen.encode('user')
+        + newline
+        + qwen.encode(prompt)
+        + [qwen.im_end_id]
+        + newline
+        + [qwen.im_start_id]
+        + qwen.encode('assistant')
+        + newline
+    )
 
 
 def python_literal(source: str) -> str:

@@ -172,15 +172,29 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     cpu = load_config('models/cpu_baselines.py').models
     summarizer = load_config('summarizers/lveval.py').summarizer
     abbrs = [d['abbr'] for d in datasets]
-    first = derived_config(tmp_path, 'eval_demo.py', keep=abbrs, name='first.py', datasets=datasets,
-                           models=cpu[:1], summarizer=summarizer)  # fmt: skip
+    first = derived_config(
+        tmp_path,
+        'eval_demo.py',
+        keep=abbrs,
+        name='first.py',
+        datasets=datasets,
+        models=cpu[:1],
+        summarizer=summarizer,
+    )
     done = run_opencompass(first, tmp_path)
     assert 'LVEval_factrecall_en_1000k' in done.stdout  # the summarizer shows the new levels
     run = next((tmp_path / 'out').iterdir())
     kept = run / 'predictions' / 'extractive-bm25' / 'LVEval_factrecall_en_512k.json'
     before = kept.stat().st_mtime_ns
-    second = derived_config(tmp_path, 'eval_demo.py', keep=abbrs, name='second.py',
-                            datasets=datasets, models=cpu, summarizer=summarizer)  # fmt: skip
+    second = derived_config(
+        tmp_path,
+        'eval_demo.py',
+        keep=abbrs,
+        name='second.py',
+        datasets=datasets,
+        models=cpu,
+        summarizer=summarizer,
+    )
     run_opencompass(second, tmp_path, {}, '-r')  # the same run folder, only what is missing
     assert [p.name for p in (tmp_path / 'out').iterdir()] == [run.name]
     assert kept.stat().st_mtime_ns == before
@@ -195,8 +209,10 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
         expected = scores['extractive-bm25'][f'LVEval_factrecall_en_{level}']['score']
         assert extractive.results['lveval']['factrecall_en', level]['score'] == expected
         assert overall(extractive, level) is None  # 1 of 11 datasets: no partial average
-    assert rows['random-guess'].results['adaleval']['bestanswer', '256k']['accuracy'] == (
-        scores['random-guess']['AdaLEval_bestanswer_256k']['accuracy'])  # fmt: skip
+    assert (
+        rows['random-guess'].results['adaleval']['bestanswer', '256k']['accuracy']
+        == (scores['random-guess']['AdaLEval_bestanswer_256k']['accuracy'])
+    )
     assert extractive.complete and rows['random-guess'].complete and not board.missing
     assert rows['ChatGLM3-6B-32k (published)'].kind == 'published'
     assert extractive.provenance['runs'] == [str(run)]
@@ -207,8 +223,11 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     assert main(['report', str(tmp_path / 'out')]) == 0
     header = (run / 'summary' / 'lveval_extractive-bm25.csv').read_text().splitlines()[0]
     assert header == 'dataset,16k,512k,1000k,avg'
-    factrecall = next(line for line in (run / 'summary' / 'lveval_extractive-bm25.csv')
-                      .read_text().splitlines() if line.startswith('factrecall_en,'))  # fmt: skip
+    factrecall = next(
+        line
+        for line in (run / 'summary' / 'lveval_extractive-bm25.csv').read_text().splitlines()
+        if line.startswith('factrecall_en,')
+    )
     assert (
         float(factrecall.split(',')[2])
         == extractive.results['lveval']['factrecall_en', '512k']['score']

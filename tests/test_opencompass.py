@@ -146,14 +146,20 @@ def test_the_cut_mark_reaches_the_model_through_the_inferencer(tricky_folder, tm
             self.seen += inputs
             return ['x'] * len(inputs)
 
-    dataset = LVEvalDataset(abbr='LVEval_loogle_SD_mixup_16k', name='loogle_SD_mixup_16k',
-                            path=str(tricky_folder), reader_cfg=READER)  # fmt: skip
+    dataset = LVEvalDataset(
+        abbr='LVEval_loogle_SD_mixup_16k',
+        name='loogle_SD_mixup_16k',
+        path=str(tricky_folder),
+        reader_cfg=READER,
+    )
     task, model = TASKS_BY_NAME['loogle_SD_mixup'], Recording()
     template = dict(round=[dict(role='HUMAN', prompt=task.prompt)])
     GenInferencer(model=model, max_out_len=8, batch_size=2).inference(
-        ZeroRetriever(dataset), prompt_template=LongContextPromptTemplate(template, cut='context'),
-        output_json_filepath=str(tmp_path), output_json_filename='predictions.json',
-    )  # fmt: skip
+        ZeroRetriever(dataset),
+        prompt_template=LongContextPromptTemplate(template, cut='context'),
+        output_json_filepath=str(tmp_path),
+        output_json_filename='predictions.json',
+    )
     for record, (message,) in zip(dataset.test, model.seen):
         start, end = message['cuttable']
         assert message['prompt'] == task.prompt.format(**record)
@@ -196,8 +202,9 @@ def test_the_cut_mark_reaches_get_ppl_through_the_perplexity_inferencer(tmp_path
     PPLInferencer(model=model, batch_size=2).inference(
         ZeroRetriever(build_dataset_from_cfg(config)),
         prompt_template=ICL_PROMPT_TEMPLATES.build(config['infer_cfg']['prompt_template']),
-        output_json_filepath=str(tmp_path), output_json_filename='predictions.json',
-    )  # fmt: skip
+        output_json_filepath=str(tmp_path),
+        output_json_filename='predictions.json',
+    )
     assert len(model.seen) == 2 * 24
     for text in model.seen:
         start, end = text.cuttable
@@ -210,16 +217,21 @@ def test_the_parser_shifts_the_mark_where_the_text_lands():
     from opencompass_lveval.models.template import prompt_parser
 
     def rounds(*items):
-        return PromptList([{'section': 'round', 'pos': 'begin'}, *items,
-                           {'section': 'round', 'pos': 'end'}])  # fmt: skip
+        return PromptList(
+            [{'section': 'round', 'pos': 'begin'}, *items, {'section': 'round', 'pos': 'end'}]
+        )
 
     human = {'role': 'HUMAN', 'prompt': 'Read: ABC. Q?', 'cuttable': (6, 9)}
     assert prompt_parser().parse_template(rounds(human), 'gen') == [
         {'role': 'HUMAN', 'prompt': 'Read: ABC. Q?', 'cuttable': (6, 9)}
     ]
     # A meta template's text before the prompt moves the span with it.
-    meta = dict(round=[dict(role='HUMAN', api_role='HUMAN', begin='<u>', end='</u>'),
-                       dict(role='BOT', api_role='BOT', generate=True)])  # fmt: skip
+    meta = dict(
+        round=[
+            dict(role='HUMAN', api_role='HUMAN', begin='<u>', end='</u>'),
+            dict(role='BOT', api_role='BOT', generate=True),
+        ]
+    )
     (message,) = prompt_parser(meta).parse_template(rounds(human), 'gen')
     assert message['prompt'] == '<u>Read: ABC. Q?</u>' and message['cuttable'] == (9, 12)
     # SYSTEM is sent as HUMAN: the two prompts are joined with '\n', the span moves behind.

@@ -229,8 +229,12 @@ def missing_model_folder_is_named(tmp: Path) -> str:
 def window_too_small_fails_before_weights(tmp: Path) -> str:
     from opencompass_lveval.runner.infer_task import check_before_weights
 
-    model = dict(type='opencompass_lveval.models.hf.LongContextHF', abbr='tiny',
-                 path=str(tokenizer_only_folder(tmp)), max_seq_len=70)  # fmt: skip
+    model = dict(
+        type='opencompass_lveval.models.hf.LongContextHF',
+        abbr='tiny',
+        path=str(tokenizer_only_folder(tmp)),
+        max_seq_len=70,
+    )
     dataset = dict(abbr='LVEval_cmrc_mixup_16k', infer_cfg=dict(inferencer=dict(max_out_len=64)))
     try:
         check_before_weights(model, [dataset])

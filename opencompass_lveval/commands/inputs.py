@@ -79,15 +79,19 @@ def first_difference(expected: str, got: str) -> str:
     at = next((i for i, (a, b) in enumerate(zip(expected, got)) if a != b), None)
     if at is None:
         at = min(len(expected), len(got))
-    return (f'at character {at} of {len(expected)}: dataset {_shown(expected[at : at + 20])}, '
-            f'model {_shown(got[at : at + 20])}')  # fmt: skip
+    return (
+        f'at character {at} of {len(expected)}: dataset {_shown(expected[at : at + 20])}, '
+        f'model {_shown(got[at : at + 20])}'
+    )
 
 
 def describe(tokenizer, item: ModelInput) -> list[str]:
     """The decoded text at both ends (template included) and around the cut."""
     ids = item.ids
-    lines = [f'    starts {_shown(tokenizer.decode(ids[:24])[:SHOWN])}',
-             f'    ends   {_shown(tokenizer.decode(ids[-24:])[-SHOWN:])}']  # fmt: skip
+    lines = [
+        f'    starts {_shown(tokenizer.decode(ids[:24])[:SHOWN])}',
+        f'    ends   {_shown(tokenizer.decode(ids[-24:])[-SHOWN:])}',
+    ]
     if item.cut_at is not None:
         before = tokenizer.decode(ids[max(0, item.cut_at - 12) : item.cut_at])
         after = tokenizer.decode(ids[item.cut_at : item.cut_at + 12])
@@ -121,8 +125,10 @@ def run(
         for model_cfg in model_cfgs:
             cls = model_class(model_cfg)
             if not (isinstance(cls, type) and issubclass(cls, LongContextModel)):
-                summary.append(f'{model_cfg["abbr"]}: not a long-context model wrapper (no '
-                               'tokenizer to show); skipped')  # fmt: skip
+                summary.append(
+                    f'{model_cfg["abbr"]}: not a long-context model wrapper (no '
+                    'tokenizer to show); skipped'
+                )
                 continue
             builder = cls.input_builder(cls.input_settings(model_cfg))
             parser = prompt_parser(model_cfg.get('meta_template'))
@@ -164,18 +170,30 @@ def _write_pair(
             differing.append(first_difference(expected, message))
         item = builder.build(parsed, max_out_len)
         items.append(item)
-        stream.write(json.dumps({
-            'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'],
-            'index': index, 'input_ids': item.ids, 'n_ids': len(item.ids),
-            'budget': item.budget, 'truncated': item.truncated,
-            'mode': builder.inputs, 'user_message': message,
-            'user_message_is_dataset_prompt': message == expected,
-        }, ensure_ascii=False) + '\n')  # fmt: skip
+        stream.write(
+            json.dumps(
+                {
+                    'model': model_cfg['abbr'],
+                    'dataset': dataset_cfg['abbr'],
+                    'index': index,
+                    'input_ids': item.ids,
+                    'n_ids': len(item.ids),
+                    'budget': item.budget,
+                    'truncated': item.truncated,
+                    'mode': builder.inputs,
+                    'user_message': message,
+                    'user_message_is_dataset_prompt': message == expected,
+                },
+                ensure_ascii=False,
+            )
+            + '\n'
+        )
     if not items:
         return 0, []
     sizes = [len(i.ids) for i in items]
-    check = (f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing
-             else 'prompt same')  # fmt: skip
+    check = (
+        f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing else 'prompt same'
+    )
     return len(items), [
         f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(items)} records, '
         f'{min(sizes)}-{max(sizes)} ids, budget {items[0].budget} ({builder.inputs}), '

@@ -18,9 +18,10 @@ from .template import prompt_parser
 LOCAL_PREFIXES = ('/', './', '../', '~')
 # BaseModel's own arguments that the wrappers pass on as they are (tokenizer_only, sync_rank).
 _BASE_MODEL_KEYS = tuple(
-    name for name in list(inspect.signature(BaseModel.__init__).parameters)[1:]
+    name
+    for name in list(inspect.signature(BaseModel.__init__).parameters)[1:]
     if name not in ('path', 'max_seq_len', 'meta_template', 'generation_kwargs')
-)  # fmt: skip
+)
 
 
 def check_model_path(path: str, what: str = 'model') -> str:

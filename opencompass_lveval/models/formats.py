@@ -112,7 +112,7 @@ FORMATS: dict[str, Format] = {
                 Text('assistant'),
                 Text('\n'),
             ),
-        ),  # fmt: skip
+        ),
         # ChatGLM3's build_chat_input: [gMASK] sop <|user|> + "\n" + prompt + <|assistant|>.
         PiecesFormat(
             'chatglm3',
@@ -124,7 +124,7 @@ FORMATS: dict[str, Format] = {
                 PROMPT,
                 Special('<|assistant|>'),
             ),
-        ),  # fmt: skip
+        ),
     )
 }
 

@@ -85,8 +85,12 @@ class InputBuilder:
         self.max_length = settings.max_length or official_max_length(self.window)
         self.chat_template_kwargs = dict(settings.chat_template_kwargs or {})
         self._frames: dict[str, tuple[str, str]] = {}
-        if (self.inputs == 'exact' and self.chat and self.conversation is None
-                and not getattr(tokenizer, 'chat_template', None)):  # fmt: skip
+        if (
+            self.inputs == 'exact'
+            and self.chat
+            and self.conversation is None
+            and not getattr(tokenizer, 'chat_template', None)
+        ):
             raise ModelConfigError(
                 f'{self.name}: its tokenizer has no chat template. Give the conversation format '
                 f'it was trained with (conversation=..., one of {sorted(FORMATS)}) or, for a base '
@@ -212,11 +216,12 @@ class InputBuilder:
     def _cut(self, ids: list[int], room: int, text: str, head_chars: int, tail_chars: int):
         """The prompt's ids cut to ``room``, keeping the protected head and tail."""
         return middle_truncate(
-            ids, room,
+            ids,
+            room,
             keep_head=len(self._encode(text[:head_chars])),
-            keep_tail=len(self._encode(text[len(text) - tail_chars:])) if tail_chars else 0,
+            keep_tail=len(self._encode(text[len(text) - tail_chars :])) if tail_chars else 0,
             decode=self.tokenizer.decode,
-        )  # fmt: skip
+        )
 
     # Official mode ------------------------------------------------------------------------------
 

@@ -24,10 +24,18 @@ PATHS = (str, os.PathLike)
 
 # What OpenCompass reads from a model config itself and pops before building the model
 # (``opencompass.utils.build.build_model_from_cfg``), and the registry's ``type``.
-OPENCOMPASS_KEYS = frozenset({
-    'type', 'run_cfg', 'max_out_len', 'batch_size', 'abbr', 'summarizer_abbr',
-    'pred_postprocessor', 'min_out_len',
-})  # fmt: skip
+OPENCOMPASS_KEYS = frozenset(
+    {
+        'type',
+        'run_cfg',
+        'max_out_len',
+        'batch_size',
+        'abbr',
+        'summarizer_abbr',
+        'pred_postprocessor',
+        'min_out_len',
+    }
+)
 
 # A config key that names a field otherwise: OpenCompass's ``max_seq_len`` is the model window.
 _CONFIG_KEY = {'window': 'max_seq_len'}
@@ -63,8 +71,10 @@ class InputSettings:
             raise ModelConfigError(f'{self.name}: {problem}')
 
         if not _is_count(self.window) or self.window <= 0:
-            fail(f'max_seq_len (the model window) must be set to a positive number of tokens, '
-                 f'not {self.window!r}')  # fmt: skip
+            fail(
+                f'max_seq_len (the model window) must be set to a positive number of tokens, '
+                f'not {self.window!r}'
+            )
         if self.inputs not in MODES:
             fail(f'inputs must be one of {MODES}, not {self.inputs!r}')
         for name in ('chat', 'trust_remote_code'):
@@ -103,8 +113,11 @@ class InputSettings:
             if key not in known:
                 who = config.get('abbr') or config.get('path') or 'model'
                 raise ModelConfigError(f'{who}: {unknown_key_message(key, known)}')
-        values = {f.name: config[_CONFIG_KEY.get(f.name, f.name)] for f in fields(cls)
-                  if _CONFIG_KEY.get(f.name, f.name) in config}  # fmt: skip
+        values = {
+            f.name: config[_CONFIG_KEY.get(f.name, f.name)]
+            for f in fields(cls)
+            if _CONFIG_KEY.get(f.name, f.name) in config
+        }
         if 'window' not in values:
             values['window'] = None  # the check names the missing key
         return cls(**values)

@@ -68,9 +68,13 @@ class LongContextVLLM(LongContextModel):
     ) -> None:
         super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
         settings = engine_kwargs(
-            path, max_seq_len, model_kwargs or {}, rope_scaling, self.trust_remote_code,
+            path,
+            max_seq_len,
+            model_kwargs or {},
+            rope_scaling,
+            self.trust_remote_code,
             _installed_vllm_version(),
-        )  # fmt: skip
+        )
         if rope_scaling:
             from .rope import scaled_window
 

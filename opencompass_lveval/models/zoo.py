@@ -108,11 +108,15 @@ def vllm_entries(paper: Optional[str] = None) -> list[dict]:
 def hf_entries(paper: Optional[str] = None) -> list[dict]:
     """Config dicts (without ``type``) for LongContextHF, every paper model."""
     return [
-        dict(abbr=f'{model.abbr}-hf', model_kwargs={'device_map': 'auto'}, batch_size=1,
-             **_common(model))
+        dict(
+            abbr=f'{model.abbr}-hf',
+            model_kwargs={'device_map': 'auto'},
+            batch_size=1,
+            **_common(model),
+        )
         for model in PAPER_MODELS
         if 'hf' in model.backends and (paper is None or paper in model.papers)
-    ]  # fmt: skip
+    ]
 
 
 def markdown_table() -> str:

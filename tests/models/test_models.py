@@ -4,6 +4,7 @@ import json
 import types
 
 import pytest
+from parity_data import REPO
 
 from opencompass_lveval.lveval.synthetic import synthetic_records
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
@@ -93,8 +94,11 @@ def test_vllm_rope_scaling_becomes_overrides_for_the_installed_version(
     import shutil
 
     shutil.copytree(tokenizer_folder, tmp_path / 'qwen', dirs_exist_ok=True)
-    (tmp_path / 'qwen' / 'config.json').write_text(json.dumps(
-        {'model_type': 'qwen2', 'rope_theta': 1000000.0, 'max_position_embeddings': 32768}))  # fmt: skip
+    (tmp_path / 'qwen' / 'config.json').write_text(
+        json.dumps(
+            {'model_type': 'qwen2', 'rope_theta': 1000000.0, 'max_position_embeddings': 32768}
+        )
+    )
     monkeypatch.setattr(vllm_module, '_installed_vllm_version', lambda: '0.33.0')
     monkeypatch.delenv('VLLM_ALLOW_LONG_MAX_MODEL_LEN', raising=False)
     scaling = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}
@@ -202,11 +206,10 @@ def test_random_guess_gives_valid_seeded_answers():
 
 
 def test_readme_table_of_paper_models_is_the_zoo():
-    from pathlib import Path
 
     from opencompass_lveval.models.zoo import markdown_table
 
-    readme = (Path(__file__).resolve().parents[1] / 'README.md').read_text('utf-8')
+    readme = (REPO / 'README.md').read_text('utf-8')
     table = readme.split('<!-- paper-models:start -->\n')[1].split('\n<!-- paper-models:end -->')[0]
     assert table == markdown_table()
 
@@ -228,8 +231,13 @@ def test_paper_rows_say_how_each_model_was_fed():
     assert rows['chatglm3-6b-32k'].conversation == 'chatglm3'
     assert rows['llama3-8b-instruct-8k'].conversation == 'bare'
     assert {m.abbr for m in PAPER_MODELS if m.inputs == 'exact'} >= {
-        'glm-4-9b-chat-128k', 'qwen2.5-72b-instruct-128k', 'llama-3.1-70b-instruct-128k',
-        'llama3-8b-instruct-1m', 'vicuna-13b-v1.5-16k', 'internlm2-chat-7b'}  # fmt: skip
+        'glm-4-9b-chat-128k',
+        'qwen2.5-72b-instruct-128k',
+        'llama-3.1-70b-instruct-128k',
+        'llama3-8b-instruct-1m',
+        'vicuna-13b-v1.5-16k',
+        'internlm2-chat-7b',
+    }
     vllm = {e['abbr'] for e in vllm_entries()}
     assert 'qwen-7b-chat-8k-vllm' not in vllm and 'bluelm-7b-chat-32k-vllm' not in vllm
     assert len(hf_entries()) == len(PAPER_MODELS)
@@ -244,10 +252,20 @@ def test_rope_scaling_keeps_rope_theta_in_the_installed_transformers(tmp_path):
 
     from opencompass_lveval.models.rope import apply_to_hf_config
 
-    (tmp_path / 'config.json').write_text(json.dumps({
-        'model_type': 'qwen2', 'rope_theta': 1000000.0, 'max_position_embeddings': 32768,
-        'hidden_size': 64, 'num_attention_heads': 4, 'num_hidden_layers': 1,
-        'intermediate_size': 128, 'vocab_size': 100}))  # fmt: skip
+    (tmp_path / 'config.json').write_text(
+        json.dumps(
+            {
+                'model_type': 'qwen2',
+                'rope_theta': 1000000.0,
+                'max_position_embeddings': 32768,
+                'hidden_size': 64,
+                'num_attention_heads': 4,
+                'num_hidden_layers': 1,
+                'intermediate_size': 128,
+                'vocab_size': 100,
+            }
+        )
+    )
     config = AutoConfig.from_pretrained(tmp_path)
     scaling = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}
     apply_to_hf_config(config, scaling, transformers.__version__)
@@ -282,8 +300,13 @@ def test_a_misspelled_key_fails_the_pre_run_check(tokenizer_folder):
     from opencompass_lveval.errors import ModelConfigError
     from opencompass_lveval.runner.infer_task import check_before_weights
 
-    model = dict(type='opencompass_lveval.models.vllm.LongContextVLLM', abbr='tiny',
-                 path=tokenizer_folder, max_seq_lne=4096, max_out_len=64)  # fmt: skip
+    model = dict(
+        type='opencompass_lveval.models.vllm.LongContextVLLM',
+        abbr='tiny',
+        path=tokenizer_folder,
+        max_seq_lne=4096,
+        max_out_len=64,
+    )
     with pytest.raises(ModelConfigError) as caught:
         check_before_weights(model, [])
     assert str(caught.value) == "tiny: unknown setting 'max_seq_lne'; did you mean 'max_seq_len'?"
@@ -312,14 +335,17 @@ def test_every_paper_model_config_passes_the_settings_check():
             assert settings.path == entry['path'] and settings.chat == entry['chat']
 
 
-@pytest.mark.parametrize('key, value, message', [
-    ('inputs', 'exactly', r"inputs must be one of \('exact', 'official'\), not 'exactly'"),
-    ('max_seq_len', 0, 'max_seq_len \\(the model window\\) must be set'),
-    ('max_length', -5, 'max_length must be a positive number of tokens'),
-    ('conversation', 'lama2', "unknown conversation format 'lama2'"),
-    ('chat', 'no', 'chat must be True or False'),
-    ('tokenizer_kwargs', ['x'], 'tokenizer_kwargs must be a dict'),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    'key, value, message',
+    [
+        ('inputs', 'exactly', r"inputs must be one of \('exact', 'official'\), not 'exactly'"),
+        ('max_seq_len', 0, 'max_seq_len \\(the model window\\) must be set'),
+        ('max_length', -5, 'max_length must be a positive number of tokens'),
+        ('conversation', 'lama2', "unknown conversation format 'lama2'"),
+        ('chat', 'no', 'chat must be True or False'),
+        ('tokenizer_kwargs', ['x'], 'tokenizer_kwargs must be a dict'),
+    ],
+)
 def test_settings_values_are_checked(key, value, message):
     from opencompass_lveval.errors import ModelConfigError
     from opencompass_lveval.models.settings import InputSettings

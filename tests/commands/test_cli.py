@@ -25,8 +25,9 @@ print('HEAVY=' + ','.join(heavy))
 
 
 def loaded(*argv: str) -> list[str]:
-    done = subprocess.run([sys.executable, '-c', PROBE, *argv], capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, '-c', PROBE, *argv], capture_output=True, text=True, timeout=300
+    )
     line = next(line for line in done.stdout.splitlines() if line.startswith('HEAVY='))
     return [name for name in line[len('HEAVY=') :].split(',') if name]
 
@@ -37,25 +38,40 @@ def folders(tmp_path_factory):
     predictions = root / 'predictions'
     predictions.mkdir()
     (predictions / 'cmrc_mixup_16k.jsonl').write_text(
-        json.dumps({'pred': '北京', 'answers': ['北京']}, ensure_ascii=False) + '\n', 'utf-8')  # fmt: skip
-    (root / 'responses.jsonl').write_text(json.dumps({'prediction': '[1, 2, 3, 4]',
-                                                      'answer': [1, 2, 3, 4]}) + '\n')  # fmt: skip
+        json.dumps({'pred': '北京', 'answers': ['北京']}, ensure_ascii=False) + '\n', 'utf-8'
+    )
+    (root / 'responses.jsonl').write_text(
+        json.dumps({'prediction': '[1, 2, 3, 4]', 'answer': [1, 2, 3, 4]}) + '\n'
+    )
     run = root / 'work' / '20260101_000000' / 'results' / 'm'
     run.mkdir(parents=True)
     (run / 'LVEval_cmrc_mixup_16k.json').write_text(json.dumps({'score': 50.0}))
     return root
 
 
-@pytest.mark.parametrize('argv', [
-    ['--help'],
-    ['score', '{root}/predictions'],
-    ['score-adaleval', '--task', 'tsort', '{root}/responses.jsonl'],
-    ['report', '{root}/work', '--out', '{root}/report'],
-    ['data', 'synth', '{root}/synth', '--count', '1'],
-    ['data', 'check', '{root}/synth'],
-    ['build', 'tsort', '--books', '{corpora}/en/dracula.txt', '--setting', '2k',
-     '--count', '2', '--out', '{root}/ada'],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    'argv',
+    [
+        ['--help'],
+        ['score', '{root}/predictions'],
+        ['score-adaleval', '--task', 'tsort', '{root}/responses.jsonl'],
+        ['report', '{root}/work', '--out', '{root}/report'],
+        ['data', 'synth', '{root}/synth', '--count', '1'],
+        ['data', 'check', '{root}/synth'],
+        [
+            'build',
+            'tsort',
+            '--books',
+            '{corpora}/en/dracula.txt',
+            '--setting',
+            '2k',
+            '--count',
+            '2',
+            '--out',
+            '{root}/ada',
+        ],
+    ],
+)
 def test_commands_without_a_model_load_no_torch_and_no_opencompass(argv, folders, request):
     corpora = request.getfixturevalue('corpora') if '{corpora}' in ' '.join(argv) else None
     argv = [a.format(root=folders, corpora=corpora) for a in argv]
@@ -86,6 +102,7 @@ def test_classes_load_on_first_use_and_register():
     assert ICL_EVALUATORS.get('AdaLEvalEvaluator') is opencompass_lveval.AdaLEvalEvaluator
     assert MODELS.get('LongContextVLLM') is opencompass_lveval.LongContextVLLM
     assert ICL_PROMPT_TEMPLATES.get('LongContextPromptTemplate') is (
-        opencompass_lveval.LongContextPromptTemplate)  # fmt: skip
+        opencompass_lveval.LongContextPromptTemplate
+    )
     with pytest.raises(AttributeError):
         opencompass_lveval.NoSuchClass  # noqa: B018

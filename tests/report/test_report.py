@@ -4,9 +4,9 @@ per-sample results imply, and missing results give clear errors."""
 import csv
 import json
 import random
-from pathlib import Path
 
 import pytest
+from parity_data import REPO
 
 from opencompass_lveval.cli import main
 from opencompass_lveval.errors import ReportError
@@ -137,7 +137,7 @@ def test_the_summary_prints_one_table_and_where_the_report_is(tmp_path, capsys):
     from opencompass_lveval.report.summarizer import LongContextSummarizer
 
     run, _ = recorded_run(tmp_path, models=('model-a',), samples=4)
-    shipped = Path(__file__).resolve().parents[1] / 'configs' / 'datasets' / 'lveval'
+    shipped = REPO / 'configs' / 'datasets' / 'lveval'
     datasets = Config.fromfile(str(shipped / 'lveval_gen.py'), format_python_code=False)[
         'lveval_datasets'
     ]

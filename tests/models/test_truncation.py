@@ -61,9 +61,11 @@ def test_cut_inside_a_character_moves_to_its_edge(tokenizer):
 
 def full_encoding(tokenizer, prompt: str) -> list[int]:
     return tokenizer.apply_chat_template(
-        [{'role': 'user', 'content': prompt}], add_generation_prompt=True, tokenize=True,
+        [{'role': 'user', 'content': prompt}],
+        add_generation_prompt=True,
+        tokenize=True,
         return_dict=False,
-    )  # fmt: skip
+    )
 
 
 def test_exact_ids_are_the_chat_templates_own(tokenizer):
@@ -71,8 +73,9 @@ def test_exact_ids_are_the_chat_templates_own(tokenizer):
     item = builder.build('Question: who?', max_out_len=64)
     assert item.ids == full_encoding(tokenizer, 'Question: who?') and not item.truncated
     assert tokenizer.decode(item.ids) == '<|user|>\nQuestion: who?<|end|>\n<|assistant|>\n'
-    rounds = PromptList([{'role': 'SYSTEM', 'prompt': 'Be brief.'},
-                         {'role': 'HUMAN', 'prompt': 'Question: who?'}])  # fmt: skip
+    rounds = PromptList(
+        [{'role': 'SYSTEM', 'prompt': 'Be brief.'}, {'role': 'HUMAN', 'prompt': 'Question: who?'}]
+    )
     assert tokenizer.decode(builder.build(rounds, 64).ids) == (
         '<|system|>\nBe brief.<|end|>\n<|user|>\nQuestion: who?<|end|>\n<|assistant|>\n'
     )
@@ -232,9 +235,13 @@ def test_an_edited_template_with_the_mark_is_still_protected(tokenizer):
 
 
 def test_the_builder_reads_the_span_of_the_message_it_cuts(tokenizer):
-    turns = PromptList([{'role': 'HUMAN', 'prompt': 'Q1', 'cuttable': (0, 2)},
-                        {'role': 'BOT', 'prompt': 'A1'},
-                        {'role': 'HUMAN', 'prompt': 'Read: ABC.', 'cuttable': (6, 9)}])  # fmt: skip
+    turns = PromptList(
+        [
+            {'role': 'HUMAN', 'prompt': 'Q1', 'cuttable': (0, 2)},
+            {'role': 'BOT', 'prompt': 'A1'},
+            {'role': 'HUMAN', 'prompt': 'Read: ABC.', 'cuttable': (6, 9)},
+        ]
+    )
     assert InputBuilder(tokenizer, InputSettings(window=4096)).cuttable_span(turns) == (
         6,
         9,

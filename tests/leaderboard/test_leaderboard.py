@@ -10,24 +10,32 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from parity_data import REPO
 
 from opencompass_lveval.cli import main
 from opencompass_lveval.leaderboard import write_leaderboard
 from opencompass_lveval.lveval.report import average, overall
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
 
-DATA = Path(__file__).resolve().parents[1] / 'opencompass_lveval' / 'leaderboard' / 'data'
+DATA = REPO / 'opencompass_lveval' / 'leaderboard' / 'data'
 HF = 'opencompass_lveval.models.hf.LongContextHF'
 
 
-def recorded_run(work: Path, stamp: str, models: dict[str, dict], scores: dict, logs=None,
-                 fingerprint: str = 'data-v1') -> Path:  # fmt: skip
+def recorded_run(
+    work: Path,
+    stamp: str,
+    models: dict[str, dict],
+    scores: dict,
+    logs=None,
+    fingerprint: str = 'data-v1',
+) -> Path:
     """A run folder as OpenCompass leaves it: the dumped config (models and datasets asked for),
     result files with provenance, and task logs."""
     run = work / stamp
     (run / 'configs').mkdir(parents=True)
-    datasets = sorted({d for by_dataset in scores.values() for d in by_dataset} |
-                      {d for (_, d) in (logs or {})})  # fmt: skip
+    datasets = sorted(
+        {d for by_dataset in scores.values() for d in by_dataset} | {d for (_, d) in (logs or {})}
+    )
     (run / 'configs' / f'{stamp}_1.py').write_text(
         f'models = {json.dumps([{"abbr": a, **c} for a, c in models.items()])}\n'
         f'datasets = {json.dumps([{"abbr": d} for d in datasets])}\n'
@@ -37,8 +45,11 @@ def recorded_run(work: Path, stamp: str, models: dict[str, dict], scores: dict, 
             folder = run / 'results' / model
             folder.mkdir(parents=True, exist_ok=True)
             provenance = {'package_version': '0.2.0', 'data_fingerprint': fingerprint}
-            result = {'score': value} if dataset.startswith('LVEval_') else {
-                'accuracy': value, 'instruction_following': 90.0}  # fmt: skip
+            result = (
+                {'score': value}
+                if dataset.startswith('LVEval_')
+                else {'accuracy': value, 'instruction_following': 90.0}
+            )
             if not dataset.startswith('LVEval_'):
                 provenance['extraction'] = 'strict'
             (folder / f'{dataset}.json').write_text(
@@ -64,8 +75,9 @@ def test_runs_merge_into_rows_by_model_and_settings(tmp_path):
     newer['LVEval_cmrc_mixup_16k'] = 32.0
     recorded_run(work, '20260102_000000', {'a': a}, {'a': {'LVEval_cmrc_mixup_16k': 32.0}})
     # The same abbr with another window: another row, never mixed in.
-    recorded_run(work, '20260103_000000', {'a': {**a, 'max_seq_len': 8192}},
-                 {'a': full_scores(5.0, ['16k'])})  # fmt: skip
+    recorded_run(
+        work, '20260103_000000', {'a': {**a, 'max_seq_len': 8192}}, {'a': full_scores(5.0, ['16k'])}
+    )
     # A model that failed on one dataset: incomplete, with the log's first error line.
     logs = {
         ('b', 'LVEval_lic_mixup_16k'): 'loading...\nTraceback (most recent call last):\n'
@@ -102,17 +114,32 @@ def test_runs_merge_into_rows_by_model_and_settings(tmp_path):
     assert '| b | - | 20.00 | 20.00 | 20.00 | 20.00 | - | incomplete (1 missing) |' in markdown
     assert 'ValueError: model folder ./b does not exist' in markdown
     assert main(['leaderboard', str(work), '--out', str(tmp_path / 'o2'), '--strict']) == 1
-    assert main(['leaderboard', str(work / '20260101_000000'), '--out', str(tmp_path / 'o3'),
-                 '--strict']) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                'leaderboard',
+                str(work / '20260101_000000'),
+                '--out',
+                str(tmp_path / 'o3'),
+                '--strict',
+            ]
+        )
+        == 0
+    )
 
 
 def test_changed_data_and_mixed_extraction_are_conflicts(tmp_path):
     work = tmp_path / 'work'
     model = {'m': {'type': HF, 'max_seq_len': 4096}}
-    recorded_run(work, '20260101_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 1.0,
-                                                         'AdaLEval_tsort_2k': 4.0}})  # fmt: skip
-    recorded_run(work, '20260102_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 2.0}},
-                 fingerprint='data-v2')  # fmt: skip
+    recorded_run(
+        work,
+        '20260101_000000',
+        model,
+        {'m': {'LVEval_cmrc_mixup_16k': 1.0, 'AdaLEval_tsort_2k': 4.0}},
+    )
+    recorded_run(
+        work, '20260102_000000', model, {'m': {'LVEval_cmrc_mixup_16k': 2.0}}, fingerprint='data-v2'
+    )
     board, _ = write_leaderboard([work], tmp_path / 'out')
     (row,) = board.rows
     assert row.results['lveval']['cmrc_mixup', '16k']['score'] == 2.0
@@ -120,16 +147,22 @@ def test_changed_data_and_mixed_extraction_are_conflicts(tmp_path):
         'accuracy': 4.0,
         'instruction_following': 90.0,
     }
-    assert board.conflicts == [('m', 'LVEval_cmrc_mixup_16k: the data changed between '
-                                     '20260101_000000 and 20260102_000000 (newest kept)')]  # fmt: skip
+    assert board.conflicts == [
+        (
+            'm',
+            'LVEval_cmrc_mixup_16k: the data changed between '
+            '20260101_000000 and 20260102_000000 (newest kept)',
+        )
+    ]
     assert main(['leaderboard', str(work), '--out', str(tmp_path / 'o'), '--strict']) == 1
 
 
 def test_published_rows_are_shipped_data_with_sources(tmp_path):
     # The shipped CSVs are copies of ../shared/reference: tests/test_parity_data.py checks them.
     work = tmp_path / 'work'
-    recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
-                 {'m': full_scores(12.5)})  # fmt: skip
+    recorded_run(
+        work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}}, {'m': full_scores(12.5)}
+    )
     board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
     published = {row.model: row for row in board.rows if row.kind == 'published'}
     chatglm = published['ChatGLM3-6B-32k']
@@ -166,19 +199,35 @@ def chromium() -> str:
 def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
     work = tmp_path / 'work'
     hf = {'type': HF, 'max_seq_len': 4096}
-    recorded_run(work, '20260101_000000', {'low': hf, 'high': hf, 'mid': hf},
-                 {'low': full_scores(3.0), 'high': full_scores(40.0), 'mid': full_scores(20.0)})  # fmt: skip
+    recorded_run(
+        work,
+        '20260101_000000',
+        {'low': hf, 'high': hf, 'mid': hf},
+        {'low': full_scores(3.0), 'high': full_scores(40.0), 'mid': full_scores(20.0)},
+    )
     board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
     page = written[3]
 
     def rendered(fragment: str) -> str:
         done = subprocess.run(
-            [chromium(), '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
-             '--no-first-run', '--disable-background-networking', '--disable-component-update',
-             '--disable-sync', f'--user-data-dir={tmp_path / "profile"}', '--dump-dom',
-             page.as_uri() + fragment],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            [
+                chromium(),
+                '--headless',
+                '--no-sandbox',
+                '--disable-gpu',
+                '--disable-quic',
+                '--no-first-run',
+                '--disable-background-networking',
+                '--disable-component-update',
+                '--disable-sync',
+                f'--user-data-dir={tmp_path / "profile"}',
+                '--dump-dom',
+                page.as_uri() + fragment,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         return done.stdout
 
@@ -213,8 +262,11 @@ def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
 
     by_default = Rows()
     by_default.feed(rendered(''))
-    table = {r['row']: r for r in csv.DictReader(written[1].open()) if r['table'] == 'overall'
-             and r['level'] == '16k'}  # fmt: skip
+    table = {
+        r['row']: r
+        for r in csv.DictReader(written[1].open())
+        if r['table'] == 'overall' and r['level'] == '16k'
+    }
     labels = [row[0] for row in by_default.rows]
     assert labels[:3] == ['high', 'mid', 'low']  # measured rows by Overall
     assert len(labels) == 3 + sum(
@@ -233,8 +285,12 @@ def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
 
 def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
     work = tmp_path / 'work'
-    run = recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
-                       {'m': full_scores(12.5, ['16k'])})  # fmt: skip
+    run = recorded_run(
+        work,
+        '20260101_000000',
+        {'m': {'type': HF, 'max_seq_len': 4096}},
+        {'m': full_scores(12.5, ['16k'])},
+    )
     marker = tmp_path / 'ran'
     (run / 'configs' / f'{run.name}_2.py').write_text(
         f'import pathlib\npathlib.Path({str(marker)!r}).touch()\n'
@@ -259,8 +315,12 @@ def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
 )
 def test_results_that_are_not_scores_are_errors_naming_the_file(tmp_path, capsys, content, shown):
     work = tmp_path / 'work'
-    run = recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
-                       {'m': full_scores(12.5, ['16k'])})  # fmt: skip
+    run = recorded_run(
+        work,
+        '20260101_000000',
+        {'m': {'type': HF, 'max_seq_len': 4096}},
+        {'m': full_scores(12.5, ['16k'])},
+    )
     bad = run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json'
     bad.write_text(content)
     for command in (['leaderboard', str(work), '--out', str(tmp_path / 'o')], ['report', str(run)]):
@@ -271,8 +331,12 @@ def test_results_that_are_not_scores_are_errors_naming_the_file(tmp_path, capsys
 
 def test_provenance_of_another_shape_counts_as_unrecorded(tmp_path):
     work = tmp_path / 'work'
-    run = recorded_run(work, '20260101_000000', {'m': {'type': HF, 'max_seq_len': 4096}},
-                       {'m': full_scores(12.5, ['16k'])})  # fmt: skip
+    run = recorded_run(
+        work,
+        '20260101_000000',
+        {'m': {'type': HF, 'max_seq_len': 4096}},
+        {'m': full_scores(12.5, ['16k'])},
+    )
     path = run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json'
     path.write_text(json.dumps({'score': 40.0, 'provenance': 'v9'}))
     board, _ = write_leaderboard([work], tmp_path / 'out')

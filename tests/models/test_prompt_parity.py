@@ -207,9 +207,18 @@ OFFICIAL_CASES = [
 
 @pytest.mark.parametrize('abbr, language, cut, wrapper', OFFICIAL_CASES)
 def test_official_mode_sends_what_the_official_code_sent(
-    abbr, language, cut, wrapper, official, factrecall_dir, tokenizers, tokenizer_folders,
-    model_folders, monkeypatch, tmp_path,
-):  # fmt: skip
+    abbr,
+    language,
+    cut,
+    wrapper,
+    official,
+    factrecall_dir,
+    tokenizers,
+    tokenizer_folders,
+    model_folders,
+    monkeypatch,
+    tmp_path,
+):
     model = row(abbr)
     assert model.inputs == 'official'
     level = CUT_BY_WINDOW[model.window] if cut else UNCUT
@@ -233,9 +242,11 @@ def test_official_mode_sends_what_the_official_code_sent(
 
 def chat_template_ids(tokenizer, prompt: str) -> list[int]:
     return tokenizer.apply_chat_template(
-        [{'role': 'user', 'content': prompt}], add_generation_prompt=True, tokenize=True,
+        [{'role': 'user', 'content': prompt}],
+        add_generation_prompt=True,
+        tokenize=True,
         return_dict=False,
-    )  # fmt: skip
+    )
 
 
 def removed_middle_only(ids: list[int], full: list[int]) -> bool:
@@ -245,16 +256,27 @@ def removed_middle_only(ids: list[int], full: list[int]) -> bool:
     return len(ids) < len(full) and (not rest or full[len(full) - len(rest) :] == rest)
 
 
-@pytest.mark.parametrize('tokenizer_name, language, wrapper', [
-    ('llama2', 'en', 'vllm'),
-    pytest.param('qwen', 'en', 'vllm', marks=pytest.mark.slow),
-    pytest.param('llama2', 'zh', 'vllm', marks=pytest.mark.slow),
-    pytest.param('qwen', 'zh', 'hf', marks=pytest.mark.slow),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    'tokenizer_name, language, wrapper',
+    [
+        ('llama2', 'en', 'vllm'),
+        pytest.param('qwen', 'en', 'vllm', marks=pytest.mark.slow),
+        pytest.param('llama2', 'zh', 'vllm', marks=pytest.mark.slow),
+        pytest.param('qwen', 'zh', 'hf', marks=pytest.mark.slow),
+    ],
+)
 def test_exact_mode_sends_the_chat_template_of_the_official_prompt(
-    tokenizer_name, language, wrapper, official, factrecall_dir, tokenizers, tokenizer_folders,
-    model_folders, monkeypatch, tmp_path,
-):  # fmt: skip
+    tokenizer_name,
+    language,
+    wrapper,
+    official,
+    factrecall_dir,
+    tokenizers,
+    tokenizer_folders,
+    model_folders,
+    monkeypatch,
+    tmp_path,
+):
     tokenizer = tokenizers[tokenizer_name]
     for level, window in ((UNCUT, 32768), (CUT, 4096)):
         if wrapper == 'vllm':
@@ -300,18 +322,25 @@ def test_opencompass_parser_adds_a_newline_ours_adds_nothing():
 
     from opencompass_lveval.models.template import prompt_parser
 
-    prompt = PromptList([
-        {'section': 'round', 'pos': 'begin'}, {'role': 'HUMAN', 'prompt': 'Answer:'},
-        {'section': 'round', 'pos': 'end'},
-    ])  # fmt: skip
+    prompt = PromptList(
+        [
+            {'section': 'round', 'pos': 'begin'},
+            {'role': 'HUMAN', 'prompt': 'Answer:'},
+            {'section': 'round', 'pos': 'end'},
+        ]
+    )
     assert _get_meta_template(None).parse_template(prompt, 'gen') == [
         {'role': 'HUMAN', 'prompt': 'Answer:\n'}
     ]
     assert prompt_parser().parse_template(prompt, 'gen') == [{'role': 'HUMAN', 'prompt': 'Answer:'}]
-    with_system = PromptList([
-        {'section': 'round', 'pos': 'begin'}, {'role': 'SYSTEM', 'prompt': 'Be brief.'},
-        {'role': 'HUMAN', 'prompt': 'Answer:'}, {'section': 'round', 'pos': 'end'},
-    ])  # fmt: skip
+    with_system = PromptList(
+        [
+            {'section': 'round', 'pos': 'begin'},
+            {'role': 'SYSTEM', 'prompt': 'Be brief.'},
+            {'role': 'HUMAN', 'prompt': 'Answer:'},
+            {'section': 'round', 'pos': 'end'},
+        ]
+    )
     assert prompt_parser().parse_template(with_system, 'gen') == [
         {'role': 'HUMAN', 'prompt': 'Be brief.\nAnswer:'}
     ]
@@ -349,9 +378,13 @@ def inputs_run(stackselect_dir, factrecall_dir, tokenizer_folders, tmp_path):
         'AdaLEval_tsort_2k': str(tsort_dir),
     }
     config = tmp_path / 'inputs_config.py'
-    config.write_text(INPUTS_CONFIG.format(
-        paths=paths, llama2=str(tokenizer_folders['llama2']), qwen=str(tokenizer_folders['qwen']),
-    ))  # fmt: skip
+    config.write_text(
+        INPUTS_CONFIG.format(
+            paths=paths,
+            llama2=str(tokenizer_folders['llama2']),
+            qwen=str(tokenizer_folders['qwen']),
+        )
+    )
     records = {
         'LVEval_factrecall_en_16k': raw_records(factrecall_dir, 'factrecall_en_16k'),
         'AdaLEval_bestanswer_1k': json.loads((stackselect / 'stackselect_1k.json').read_text()),

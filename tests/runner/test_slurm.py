@@ -31,14 +31,16 @@ def cluster():
 
 
 def model(kind: str, abbr: str, gpus: int) -> dict:
-    return dict(type=BASELINE + kind, abbr=abbr, batch_size=8, max_out_len=64,
-                run_cfg=dict(num_gpus=gpus))  # fmt: skip
+    return dict(
+        type=BASELINE + kind, abbr=abbr, batch_size=8, max_out_len=64, run_cfg=dict(num_gpus=gpus)
+    )
 
 
 def jobs() -> dict[str, dict]:
     """Finished and running jobs as scontrol shows them: id -> fields."""
-    text = subprocess.run(['scontrol', 'show', 'job', '--oneliner'], capture_output=True,
-                          text=True, check=True).stdout  # fmt: skip
+    text = subprocess.run(
+        ['scontrol', 'show', 'job', '--oneliner'], capture_output=True, text=True, check=True
+    ).stdout
     found = {}
     for line in text.splitlines():
         fields = dict(part.split('=', 1) for part in line.split() if '=' in part)
@@ -50,23 +52,34 @@ def jobs() -> dict[str, dict]:
 def test_jobs_run_on_their_partitions_with_their_gpus(tmp_path, cluster):
     data = tmp_path / 'data' / 'demo'
     write_synthetic(data, count=3, levels=['16k'])
-    datasets = [d for d in load_config('datasets/lveval/lveval_gen.py').lveval_datasets
-                if d['abbr'] in KEEP]  # fmt: skip
+    datasets = [
+        d for d in load_config('datasets/lveval/lveval_gen.py').lveval_datasets if d['abbr'] in KEEP
+    ]
     for dataset in datasets:
         dataset['path'] = str(data)
-    models = [model('ExtractiveBaseline', 'extractive-1gpu', 1),
-              model('RandomGuessBaseline', 'random-4gpu', 4),
-              model('ExtractiveBaseline', 'needs-8-gpus', 8)]  # fmt: skip
+    models = [
+        model('ExtractiveBaseline', 'extractive-1gpu', 1),
+        model('RandomGuessBaseline', 'random-4gpu', 4),
+        model('ExtractiveBaseline', 'needs-8-gpus', 8),
+    ]
     slurm = load_config('eval_lveval_slurm.py')
     slurm.infer.partitioner.num_worker = 1  # one task per model: fewer jobs, same runner
-    config = derived_config(tmp_path, 'eval_lveval_slurm.py', name='slurm.py', datasets=datasets,
-                            models=models, infer=slurm.infer)  # fmt: skip
+    config = derived_config(
+        tmp_path,
+        'eval_lveval_slurm.py',
+        name='slurm.py',
+        datasets=datasets,
+        models=models,
+        infer=slurm.infer,
+    )
     steps_log = cluster / 'steps.log'
     seen = len(steps_log.read_text().splitlines()) if steps_log.exists() else 0
     run_opencompass(config, tmp_path, {}, work='slurm')
 
-    steps = [dict(part.split('=', 1) for part in line.split(' ', 4))
-             for line in steps_log.read_text().splitlines()[seen:]]  # fmt: skip
+    steps = [
+        dict(part.split('=', 1) for part in line.split(' ', 4))
+        for line in steps_log.read_text().splitlines()[seen:]
+    ]
     by_name = {}  # 'OpenICLInfer[model' -> its steps (job names are task names)
     for step in steps:
         by_name.setdefault(step['name'].split('/')[0], []).append(step)
@@ -74,8 +87,9 @@ def test_jobs_run_on_their_partitions_with_their_gpus(tmp_path, cluster):
     infer_4 = by_name['OpenICLInfer[random-4gpu']
     assert [(s['partition'], s['cuda']) for s in infer_1] == [('gpu', '0')]
     assert [(s['partition'], s['cuda']) for s in infer_4] == [('gpu', '0,1,2,3')]
-    evaluations = [s for name, found in by_name.items() if name.startswith('OpenICLEval')
-                   for s in found]  # fmt: skip
+    evaluations = [
+        s for name, found in by_name.items() if name.startswith('OpenICLEval') for s in found
+    ]
     assert evaluations and all((s['partition'], s['cuda']) == ('cpu', 'unset') for s in evaluations)
     assert not any('needs-8-gpus' in name for name in by_name if name.startswith('OpenICLInfer'))
     shown = jobs()
@@ -86,8 +100,14 @@ def test_jobs_run_on_their_partitions_with_their_gpus(tmp_path, cluster):
 
     # The same models on this machine, without Slurm: the same scores.
     local_models = [dict(m, run_cfg=dict(num_gpus=0)) for m in models[:2]]
-    local = derived_config(tmp_path, 'eval_demo.py', name='local.py', datasets=datasets,
-                           models=local_models, summarizer=dict())  # fmt: skip
+    local = derived_config(
+        tmp_path,
+        'eval_demo.py',
+        name='local.py',
+        datasets=datasets,
+        models=local_models,
+        summarizer=dict(),
+    )
     run_opencompass(local, tmp_path, {}, work='local')
     for abbr in ('extractive-1gpu', 'random-4gpu'):
         on_slurm, here = results(tmp_path, abbr, 'slurm'), results(tmp_path, abbr, 'local')

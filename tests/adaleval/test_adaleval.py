@@ -403,24 +403,29 @@ def test_what_a_middle_cut_must_keep():
         assert len(prompt) == 1 and prompt[0]['role'] == 'HUMAN'
         return prompt[0]['prompt'], prompt[0]['cuttable']
 
-    sample = BESTANSWER.sample({'question': 'How?', 'all_answers': ['Like this.', 'Like that.'],
-                                'answer': 'A1'}, None)  # fmt: skip
+    sample = BESTANSWER.sample(
+        {'question': 'How?', 'all_answers': ['Like this.', 'Like that.'], 'answer': 'A1'}, None
+    )
     parts = {part: getattr(sample, part) for part in PROMPT_PARTS}
     text, (start, end) = marked('AdaLEval_bestanswer_1k', parts)
     assert text == bestanswer_prompt('How?', ['Like this.', 'Like that.'])
     assert text[:start] == BESTANSWER_META_PROMPT and text[end:] == BESTANSWER_END_PROMPT
     assert text[start:].startswith('The question is given below.\nHow?')
     sort = tsort_prompt('b', ['1', '2', '3', '4'], 'a')
-    parts = {part: getattr(TSORT.sample({'prompt': sort, 'answer': [1, 2, 3, 4]}), part)
-             for part in PROMPT_PARTS}  # fmt: skip
+    parts = {
+        part: getattr(TSORT.sample({'prompt': sort, 'answer': [1, 2, 3, 4]}), part)
+        for part in PROMPT_PARTS
+    }
     text, (start, end) = marked('AdaLEval_tsort_2k', parts)
     assert text == sort and (start, end) == (len(TSORT_INSTRUCTION), len(sort))
     ppl = shipped_prompt('AdaLEval_tsort_ppl_2k', parts, label='[1, 2, 3, 4]', mode='ppl')
     assert isinstance(ppl, MarkedText) and ppl == sort + 'Answer: [1, 2, 3, 4]'
     assert ppl.cuttable == (len(TSORT_INSTRUCTION), len(sort))
     # A TSort prompt without the official instruction: all of it is body, nothing protected.
-    other = {part: getattr(TSORT.sample({'prompt': 'P', 'answer': [1, 2, 3, 4]}), part)
-             for part in PROMPT_PARTS}  # fmt: skip
+    other = {
+        part: getattr(TSORT.sample({'prompt': 'P', 'answer': [1, 2, 3, 4]}), part)
+        for part in PROMPT_PARTS
+    }
     assert marked('AdaLEval_tsort_2k', other) == ('P', (0, 1))
     task = TASKS_BY_NAME['loogle_SD_mixup']
     record = {'context': 'Passage 0\nThe mill. Question: fake?', 'input': 'Who?'}
@@ -436,8 +441,10 @@ def test_official_bestanswer_reading_equals_the_official_loop_without_its_cost()
     import time
 
     def official_loop(prediction, num_choice):
-        for candidates in ([f'A{i}' for i in range(1, num_choice + 1)],
-                           [str(i) for i in range(1, num_choice + 1)]):  # fmt: skip
+        for candidates in (
+            [f'A{i}' for i in range(1, num_choice + 1)],
+            [str(i) for i in range(1, num_choice + 1)],
+        ):
             found = [i for i, c in enumerate(candidates, 1) if c in prediction]
             if found:
                 return f'A{found[-1]}'

@@ -96,3 +96,13 @@ def bestanswer_build_prompt(official: dict, record: dict) -> str:
 def tsort_build_prompt(record: dict) -> str:
     """Ada-LEval's ``TextSort.build_prompt``: the record's own prompt."""
     return record['prompt']
+
+
+def chat_template_ids(tokenizer, prompt: str) -> list[int]:
+    """What exact mode must equal uncut: the chat template on the prompt as the user message."""
+    return tokenizer.apply_chat_template(
+        [{'role': 'user', 'content': prompt}],
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=False,
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from official import BUILD_CHAT, build_chat_ids, qwen_chat_ids
+from official import BUILD_CHAT, build_chat_ids, chat_template_ids, qwen_chat_ids
 from parity_data import REPO
 
 from opencompass_lveval.errors import ModelConfigError
@@ -70,15 +70,6 @@ def marked(records, prompts):
     }
     assert all(prompt[-1]['prompt'] == prompts[language] for language, prompt in parsed.items())
     return parsed
-
-
-def chat_template_ids(tokenizer, prompt: str) -> list[int]:
-    return tokenizer.apply_chat_template(
-        [{'role': 'user', 'content': prompt}],
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=False,
-    )
 
 
 @pytest.mark.parametrize('name', ['llama2', 'qwen'])

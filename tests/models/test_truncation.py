@@ -1,6 +1,7 @@
 """Middle truncation on token ids, with a real byte-level tokenizer trained here."""
 
 import pytest
+from official import chat_template_ids
 from opencompass.utils.prompt import PromptList
 
 from opencompass_lveval.models.inputs import InputBuilder
@@ -59,19 +60,10 @@ def test_cut_inside_a_character_moves_to_its_edge(tokenizer):
     assert len(plain) == 9
 
 
-def full_encoding(tokenizer, prompt: str) -> list[int]:
-    return tokenizer.apply_chat_template(
-        [{'role': 'user', 'content': prompt}],
-        add_generation_prompt=True,
-        tokenize=True,
-        return_dict=False,
-    )
-
-
 def test_exact_ids_are_the_chat_templates_own(tokenizer):
     builder = InputBuilder(tokenizer, InputSettings(window=4096))
     item = builder.build('Question: who?', max_out_len=64)
-    assert item.ids == full_encoding(tokenizer, 'Question: who?') and not item.truncated
+    assert item.ids == chat_template_ids(tokenizer, 'Question: who?') and not item.truncated
     assert tokenizer.decode(item.ids) == '<|user|>\nQuestion: who?<|end|>\n<|assistant|>\n'
     rounds = PromptList(
         [{'role': 'SYSTEM', 'prompt': 'Be brief.'}, {'role': 'HUMAN', 'prompt': 'Question: who?'}]
@@ -91,7 +83,7 @@ def test_base_framing_is_the_tokenizers_special_tokens(tokenizer):
 
 def test_cut_fills_the_window_exactly_and_keeps_head_and_tail(tokenizer):
     prompt = 'Read this. ' + 'the river flows north past the mill. ' * 200 + 'Question: who?'
-    full = full_encoding(tokenizer, prompt)
+    full = chat_template_ids(tokenizer, prompt)
     window, max_out_len = 301, 16
     item = InputBuilder(tokenizer, InputSettings(window=window)).build(prompt, max_out_len)
     assert item.truncated and len(item.ids) == window - max_out_len == item.budget
@@ -125,7 +117,7 @@ def test_256k_prompts_fit_a_32k_window_exactly(corpora):
     builder = InputBuilder(tokenizer, InputSettings(window=window))
     for task, context in (('factrecall_en', english), ('factrecall_zh', chinese)):
         prompt = TASKS_BY_NAME[task].prompt.format(context=context, input='Q?')
-        full = full_encoding(tokenizer, prompt)
+        full = chat_template_ids(tokenizer, prompt)
         item = builder.build(prompt, max_out_len)
         start, end = item.prompt_span
         ids = full[start : len(full) - (len(item.ids) - end)]  # the prompt's own ids, uncut

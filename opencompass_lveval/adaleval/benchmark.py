@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Optional
 
 from ..benchmarks import Benchmark, Cell, mark_synthetic
-from . import report
+from . import report as tables
 from .tasks import METRICS, TASKS
 
 
 class AdaLEval(Benchmark):
-    name = report.NAME
+    name = tables.NAME
     title = 'Ada-LEval'
     result_metrics = METRICS
-    board_metrics = report.BOARD_METRICS
+    board_metrics = tables.BOARD_METRICS
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
-        return report.split_abbr(abbr)
+        return tables.split_abbr(abbr)
 
     def has_data(self, root: Path) -> bool:
         stems = tuple(f'{task.file_stem}_' for task in TASKS)
@@ -77,17 +77,13 @@ class AdaLEval(Benchmark):
 
         return [add_score_parser]
 
-    def report(self, results, out):
-        return report.report(results, out)
+    # Reports and leaderboards: the tables of ``report.py``.
+    report = staticmethod(tables.report)
+    board_tables = staticmethod(tables.board_tables)
+    tidy = staticmethod(tables.tidy)
 
     def board_sizes(self, rows, with_published):
-        return report.board_settings(rows)
-
-    def board_tables(self, rows, sizes):
-        return report.board_tables(rows, sizes)
-
-    def tidy(self, row, sizes):
-        return report.tidy(row, sizes)
+        return tables.board_settings(rows)
 
     def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
         """The Ada-LEval README's accuracy per task, model and setting."""

@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..benchmarks import Benchmark, Cell, mark_synthetic
 from ..sizes import by_size
-from . import report
+from . import report as tables
 from .tasks import TASKS_BY_NAME, split_abbr
 
 # The README's table names are the dataset names with dashes, and loogle_MIR is "loogle-MR".
@@ -19,7 +19,7 @@ _PUBLISHED_OVERALL = 'Overall Result'
 
 
 class LVEval(Benchmark):
-    name = report.NAME
+    name = tables.NAME
     title = 'LV-Eval'
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
@@ -100,23 +100,13 @@ class LVEval(Benchmark):
             context=record['context'], input=record['input']
         ), task.max_out_len
 
-    def report(self, results, out):
-        return report.report(results, out)
-
-    def board_sizes(self, rows, with_published):
-        return report.board_levels(rows, with_published)
-
-    def board_tables(self, rows, sizes):
-        return report.board_tables(rows, sizes)
-
-    def tidy(self, row, sizes):
-        return report.tidy(row, sizes)
-
-    def json_fields(self, row, sizes):
-        return report.json_fields(row, sizes)
-
-    def headline(self, row, sizes):
-        return report.average(row, sizes)
+    # Reports and leaderboards: the tables of ``report.py``.
+    report = staticmethod(tables.report)
+    board_sizes = staticmethod(tables.board_levels)
+    board_tables = staticmethod(tables.board_tables)
+    tidy = staticmethod(tables.tidy)
+    json_fields = staticmethod(tables.json_fields)
+    headline = staticmethod(tables.average)
 
     def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
         """The LV-Eval README's Overall and per-dataset tables (model x level); a model named
@@ -128,11 +118,11 @@ class LVEval(Benchmark):
             levels = [name for name in reader.fieldnames if re.fullmatch(r'\d+k', name)]
             for line in reader:
                 model, table = line['model'], line['table']
-                dataset = report.OVERALL if table == _PUBLISHED_OVERALL else None
+                dataset = tables.OVERALL if table == _PUBLISHED_OVERALL else None
                 dataset = dataset or _PUBLISHED_TABLES.get(table)
                 if ':' in model:
                     model, dataset = model.split(':', 1)
-                if dataset not in TASKS_BY_NAME and dataset != report.OVERALL:
+                if dataset not in TASKS_BY_NAME and dataset != tables.OVERALL:
                     continue
                 for level in levels:
                     value = number(line[level])

@@ -3,6 +3,7 @@ them as Markdown, CSV and HTML); no I/O here."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Optional
@@ -52,3 +53,28 @@ def mean(values: list[Optional[float]]) -> Optional[float]:
         return None
     exact = sum(Decimal(repr(float(v))) for v in values) / len(values)
     return float(exact.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN))
+
+
+# Text from run folders (model and dataset names, log lines) is data: it must not add rows or
+# columns to a Markdown table, render as HTML, run as a spreadsheet formula or name a file.
+_MARKDOWN = str.maketrans({'|': '\\|', '<': '&lt;', '>': '&gt;', '\n': ' ', '\r': ' '})
+_FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
+_FILE_UNSAFE = re.compile(r'[^A-Za-z0-9._-]+')
+
+
+def markdown_text(text: str) -> str:
+    """Text for one Markdown table cell: pipes escaped, HTML inert, one line."""
+    return str(text).translate(_MARKDOWN)
+
+
+def csv_text(value):
+    """A CSV cell: text that a spreadsheet would read as a formula gets a leading quote."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def file_part(name: str) -> str:
+    """A model or dataset name as part of a file name: letters, digits, ``._-`` only, no
+    leading dot."""
+    return _FILE_UNSAFE.sub('_', str(name)).lstrip('.') or '_'

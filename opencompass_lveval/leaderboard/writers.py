@@ -10,7 +10,7 @@ from typing import Optional
 
 from .. import benchmarks
 from ..atomic import atomic_open, write_text
-from ..tables import BoardLine, BoardTable
+from ..tables import BoardLine, BoardTable, csv_text, markdown_text
 from .board import PUBLISHED, Board, Row
 
 INTRO = "Rows marked published are the papers' numbers, never mixed with measured ones."
@@ -38,8 +38,9 @@ def board_tables(board: Board) -> list[BoardTable]:
 
 
 def _table(header: list[str], lines: list[list[str]]) -> list[str]:
+    """A Markdown table; every cell's text escaped (names come from run folders)."""
     return ['| ' + ' | '.join(header) + ' |', '|' + '---|' * len(header)] + [
-        '| ' + ' | '.join(line) + ' |' for line in lines
+        '| ' + ' | '.join(markdown_text(cell) for cell in line) + ' |' for line in lines
     ]
 
 
@@ -58,18 +59,18 @@ def markdown(board: Board, tables: list[BoardTable], generated: str) -> str:
             [line.row.label] + _cells(line) + ([status(line.row)] if table.headline else [])
             for line in table.lines
         ]
-        parts += ['', f'{"#" * table.heading} {table.title}', '']
+        parts += ['', f'{"#" * table.heading} {markdown_text(table.title)}', '']
         parts += [table.note, ''] if table.note else []
         parts += _table(header, lines)
     if board.missing:
         parts += ['', '## Missing results', '']
         parts += _table(
             ['model', 'dataset', 'first error line'],
-            [[m, d, why.replace('|', '\\|')] for m, d, why in board.missing],
+            [[m, d, why] for m, d, why in board.missing],
         )
     if board.conflicts:
         parts += ['', '## Conflicts', ''] + [
-            f'- {label}: {note}' for label, note in board.conflicts
+            f'- {markdown_text(label)}: {markdown_text(note)}' for label, note in board.conflicts
         ]
     parts += ['', '## Provenance', '']
     provenance = ('runs', 'date', 'config_digest', 'package_version', 'data_fingerprint', 'source')
@@ -109,7 +110,7 @@ def write_csv(board: Board, path: Path) -> None:
     with atomic_open(path, newline='') as stream:
         writer = csv.DictWriter(stream, fieldnames=fields)
         writer.writeheader()
-        writer.writerows(tidy(board))
+        writer.writerows({k: csv_text(v) for k, v in record.items()} for record in tidy(board))
 
 
 def _row_json(row: Row, board: Board) -> dict:

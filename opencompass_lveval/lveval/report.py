@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..sizes import by_size
-from ..tables import BoardLine, BoardTable, Table, mean
+from ..tables import BoardLine, BoardTable, Table, file_part, mean
 from .tasks import GROUPS, LEVELS, TASKS, split_abbr
 
 NAME = 'lveval'
@@ -111,7 +111,7 @@ def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table],
             if t.haystack and (grid := factrecall_heatmap(model_results, t.name, levels))
         }
         if grids:
-            path = out / f'factrecall_heatmap_{model}.png'
+            path = out / f'factrecall_heatmap_{file_part(model)}.png'
             plot_heatmaps(path, model, grids, levels)
             plots.append(path)
     return tables, plots

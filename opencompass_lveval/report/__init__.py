@@ -13,6 +13,7 @@ from typing import Optional
 
 from ..atomic import write_text
 from ..errors import ReportError
+from ..tables import file_part
 from .results import find_run, read_results
 from .writers import to_markdown, write_csv
 
@@ -39,8 +40,22 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     markdown = out / 'long_context_report.md'
     write_text(markdown, '\n'.join(to_markdown(t) for t in tables))
     written.append(markdown)
-    for table in tables:
-        path = out / f'{table.stem}.csv'
+    for table, stem in zip(tables, unique_stems(table.stem for table in tables)):
+        path = out / f'{stem}.csv'
         write_csv(table, path)
         written.append(path)
     return written
+
+
+def unique_stems(stems) -> list[str]:
+    """File-name-safe stems, none repeated: a model named ``levels`` gets ``lveval_levels_2``
+    rather than overwriting the level table's ``lveval_levels``."""
+    seen, unique = set(), []
+    for stem in map(file_part, stems):
+        candidate, number = stem, 1
+        while candidate in seen:
+            number += 1
+            candidate = f'{stem}_{number}'
+        seen.add(candidate)
+        unique.append(candidate)
+    return unique

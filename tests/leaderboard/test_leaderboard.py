@@ -379,3 +379,21 @@ def test_the_newest_run_wins_by_its_name_not_its_file_times(tmp_path):
     board, _ = write_leaderboard([work], tmp_path / 'out')
     assert board.rows[0].results['lveval']['cmrc_mixup', '16k']['score'] == 2.0
     assert old.name < new.name
+
+
+def test_names_from_run_folders_cannot_forge_rows_or_formulas(tmp_path):
+    work = tmp_path / 'work'
+    forged = 'ok\n| FAKE | 99.00 | 99.00 |<img src=x onerror=alert(1)>'
+    formula = '=HYPERLINK("x")'
+    recorded_run(
+        work,
+        '20260101_000000',
+        {forged: {'type': HF, 'max_seq_len': 4096}, formula: {'type': HF, 'max_seq_len': 4096}},
+        {forged: full_scores(12.5, ['16k']), formula: full_scores(10.0, ['16k'])},
+    )
+    _, written = write_leaderboard([work], tmp_path / 'out')
+    markdown = written[0].read_text()
+    assert '| FAKE' not in markdown.replace('\\| FAKE', '') and '<img' not in markdown
+    assert 'ok \\| FAKE \\| 99.00 \\| 99.00 \\|&lt;img src=x onerror=alert(1)&gt;' in markdown
+    rows = list(csv.DictReader(written[1].open(newline='')))
+    assert {row['row'] for row in rows} == {forged, "'" + formula}

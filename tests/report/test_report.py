@@ -175,3 +175,20 @@ def test_a_line_at_zero_is_drawn_above_the_axis():
     bottom, top = y_limits([[0.0, 0.0], [None, 12.5]])
     assert bottom < 0 < 12.5 < top
     assert y_limits([[0.0, None]]) == (-0.042, 1.05)
+
+
+def test_names_from_run_folders_cannot_forge_tables_or_files(tmp_path):
+    """A model named like a report file, or with Markdown, HTML or a formula in its name, stays
+    one cell of one row and names no other file."""
+    names = ('levels', 'ok | FAKE | 99.00 |<img src=x onerror=alert(1)>', '=HYPERLINK("x")')
+    run, _ = recorded_run(tmp_path, models=names, samples=4)
+    written = write_report(run)
+    stems = sorted(p.stem for p in written if p.suffix == '.csv')
+    assert 'lveval_levels' in stems and 'lveval_levels_2' in stems  # no overwrite
+    levels = read_csv(run / 'summary' / 'lveval_levels.csv')
+    assert sorted(row[0] for row in levels[1:]) == sorted(['levels', names[1], "'" + names[2]])
+    markdown = (run / 'summary' / 'long_context_report.md').read_text()
+    assert '| ok \\| FAKE \\| 99.00 \\|&lt;img src=x onerror=alert(1)&gt; |' in markdown
+    assert '<img' not in markdown
+    forged = [line for line in markdown.splitlines() if 'FAKE' in line and line.startswith('| ')]
+    assert forged and all(line.replace('\\|', '').count('|') == 8 for line in forged)

@@ -27,6 +27,7 @@ class BoardLine:
     row: Any  # leaderboard.board.Row
     values: list[Optional[float]]
     notes: Optional[list[Optional[float]]] = None
+    remark: str = ''  # why values are absent, shown with the row's status
 
 
 @dataclass

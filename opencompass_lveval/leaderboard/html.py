@@ -13,7 +13,7 @@ from typing import Optional
 
 from ..tables import BoardTable
 from .board import PUBLISHED, Board, Row
-from .writers import INTRO, cell, status
+from .writers import INTRO, cell, line_status, status
 
 PALETTE = (
     '#1f77b4',
@@ -124,7 +124,7 @@ def _table(table: BoardTable, first: bool) -> str:
             for v, n in zip(line.values, notes)
         )
         extra = (
-            f'<td class="status" data-value="{escape(status(row))}">{escape(status(row))}'
+            f'<td class="status" data-value="{escape(status(row))}">{escape(line_status(line))}'
             f'</td><td>{_provenance(row)}</td>'
             if table.headline
             else ''

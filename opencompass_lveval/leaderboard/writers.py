@@ -20,6 +20,11 @@ def cell(value: Optional[float]) -> str:
     return '-' if value is None else f'{value:.2f}'
 
 
+def line_status(line: BoardLine) -> str:
+    """A headline line's status, with the benchmark's remark on what is absent."""
+    return status(line.row) + (f'; {line.remark}' if line.remark else '')
+
+
 def status(row: Row) -> str:
     if row.kind == PUBLISHED:
         return 'published'
@@ -56,7 +61,7 @@ def markdown(board: Board, tables: list[BoardTable], generated: str) -> str:
     for table in tables:
         header = ['model'] + table.header + (['status'] if table.headline else [])
         lines = [
-            [line.row.label] + _cells(line) + ([status(line.row)] if table.headline else [])
+            [line.row.label] + _cells(line) + ([line_status(line)] if table.headline else [])
             for line in table.lines
         ]
         parts += ['', f'{"#" * table.heading} {markdown_text(table.title)}', '']

@@ -124,10 +124,14 @@ class LVEval(Benchmark):
                     model, dataset = model.split(':', 1)
                 if dataset not in TASKS_BY_NAME and dataset != tables.OVERALL:
                     continue
+                # A table of its own (not the Overall or a dataset's) says what it holds.
+                source = line['source']
+                if table != _PUBLISHED_OVERALL and table not in _PUBLISHED_TABLES:
+                    source = f'{source} ({table})'
                 for level in levels:
                     value = number(line[level])
                     if value is not None:
-                        yield model, line['source'], (dataset, level), {'score': value}
+                        yield model, source, (dataset, level), {'score': value}
 
     def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
         """A ``LVEval_{level}`` group (the average over the 11 datasets) for every level among

@@ -150,6 +150,15 @@ def group_score(row, group: str, levels: list[str]) -> Optional[float]:
     )
 
 
+def _absent_overall(row, levels: list[str]) -> str:
+    """Why a published row has no Overall where it has dataset scores (a paper gave only some
+    per-dataset numbers): said, not left as a row of dashes."""
+    if row.kind != 'published' or any(overall(row, level) is not None for level in levels):
+        return ''
+    found = by_size({lv for (task, lv) in row.results.get(NAME, {}) if task != OVERALL})
+    return f'no Overall published; dataset scores at {", ".join(found)} (provenance)'
+
+
 def board_tables(rows: list, levels: list[str]) -> list[BoardTable]:
     """Overall by level (the headline), task types, and one table per dataset."""
     shown = [row for row in rows if row.results.get(NAME)]
@@ -160,7 +169,14 @@ def board_tables(rows: list, levels: list[str]) -> list[BoardTable]:
             NAME,
             'LV-Eval: Overall by length level',
             levels + ['avg'],
-            [BoardLine(r, [overall(r, lv) for lv in levels] + [average(r, levels)]) for r in shown],
+            [
+                BoardLine(
+                    r,
+                    [overall(r, lv) for lv in levels] + [average(r, levels)],
+                    remark=_absent_overall(r, levels),
+                )
+                for r in shown
+            ],
             headline=True,
             plotted=len(levels),
             note='Overall at a level is the unweighted mean of the 11 datasets there, given '

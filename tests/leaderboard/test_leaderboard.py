@@ -397,3 +397,21 @@ def test_names_from_run_folders_cannot_forge_rows_or_formulas(tmp_path):
     assert 'ok \\| FAKE \\| 99.00 \\| 99.00 \\|&lt;img src=x onerror=alert(1)&gt;' in markdown
     rows = list(csv.DictReader(written[1].open(newline='')))
     assert {row['row'] for row in rows} == {forged, "'" + formula}
+
+
+def test_a_published_row_without_overall_says_why(tmp_path):
+    work = tmp_path / 'work'
+    recorded_run(
+        work,
+        '20260101_000000',
+        {'m': {'type': HF, 'max_seq_len': 4096}},
+        {'m': full_scores(12.5, ['16k'])},
+    )
+    _, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    qwen = next(
+        line
+        for line in written[0].read_text().splitlines()
+        if line.startswith('| Qwen2-72B-Instruct (published) | -')
+    )
+    assert 'published; no Overall published; dataset scores at 16k (provenance)' in qwen
+    assert 'YaRN failed per source' in written[0].read_text()  # the source's own words

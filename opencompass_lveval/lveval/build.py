@@ -32,10 +32,47 @@ from ..text import (
 )
 from .tasks import LEVELS, TASKS, TASKS_BY_NAME
 
+# The longest context the builders make, in words (English) or characters (Chinese), after
+# ``scale``: 10m, about 60 MB of text, which a builder holds a few times over while it writes one
+# record. The corpora wrap around, so any length could be cut from them; a level beyond this
+# (100000k) would only allocate until MemoryError.
+MAX_CONTEXT = 10_000_000
+
 
 def level_length(level: str, scale: int = 1) -> int:
-    """Words (English) or characters (Chinese) of a level: '16k' -> 16000, divided by ``scale``."""
-    return parse_size(level) // scale
+    """Words (English) or characters (Chinese) of a level: '16k' -> 16000, divided by ``scale``
+    (a whole number from 1); a ValueError for a level whose contexts would be empty or longer than
+    ``MAX_CONTEXT``."""
+    if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
+        raise ValueError(f'scale must be a whole number from 1, not {scale!r}')
+    size = parse_size(level) // scale
+    at_scale = f' at scale {scale}' if scale != 1 else ''
+    if size > MAX_CONTEXT:
+        raise ValueError(
+            f'level {level}{at_scale} needs contexts of {size:,} words or characters, more than '
+            f'the {MAX_CONTEXT:,} (10m) a builder makes; choose --levels up to 10m or a larger '
+            '--scale'
+        )
+    if size < 1:
+        raise ValueError(
+            f'level {level}{at_scale} leaves contexts of 0 words or characters; choose a '
+            'smaller --scale'
+        )
+    return size
+
+
+def check_levels(levels: Iterable[str], scale: int = 1) -> list[str]:
+    """The levels, each checked by ``level_length`` before anything is written."""
+    levels = list(levels)
+    for level in levels:
+        level_length(level, scale)
+    return levels
+
+
+def check_count(count: int, what: str = 'count') -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f'{what} must be a whole number from 1, not {count!r}')
+    return count
 
 
 @dataclass
@@ -166,7 +203,11 @@ def build_mixup(
     scale: int = 1,
     pool: Optional[list[str]] = None,
 ) -> list[Path]:
-    """Write ``{dataset}_{level}.jsonl`` for every level."""
+    """Write ``{dataset}_{level}.jsonl`` for every level (``dataset`` a plain file-name part)."""
+    from ..commands.arguments import name_part
+
+    name_part(dataset)
+    levels = check_levels(levels, scale)
     return [
         write_jsonl(
             Path(out_dir) / f'{dataset}_{level}.jsonl',
@@ -405,6 +446,8 @@ def build_factrecall(
     scale: int = 1,
 ) -> list[Path]:
     """Write ``factrecall_{language}_{level}.jsonl`` for every level."""
+    levels = check_levels(levels, scale)
+    check_count(count)
     return [
         write_jsonl(
             Path(out_dir) / f'factrecall_{language}_{level}.jsonl',
@@ -527,7 +570,7 @@ def build_replica(
     progress: Optional[Callable[[str], None]] = None,
 ) -> list[Path]:
     """All 55 subsets, QA pair counts as in the release, contexts from the corpora."""
-    levels = list(levels)
+    levels = check_levels(levels, scale)
     written = []
     for language in ('en', 'zh'):
         # Documents of an eighth of the shortest level: several fit even at 16k.

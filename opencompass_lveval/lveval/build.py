@@ -20,6 +20,7 @@ from typing import Optional
 from tqdm import tqdm
 
 from ..atomic import atomic_open
+from ..jsonl import is_strings, not_json_field, strict_loads
 from ..sizes import parse_size
 from ..text import (
     book_paragraphs,
@@ -222,38 +223,98 @@ def build_mixup(
 
 
 def read_items(path: str | Path) -> list[QAItem]:
-    """QA items from JSON lines: ``input``, ``answers``, ``documents`` (supporting texts),
-    optional ``answer_keywords`` and ``confusing_facts``."""
+    """QA items from JSON lines: ``input`` (a string), ``answers`` (a non-empty list of strings),
+    ``documents`` (the supporting texts, a list of strings), optional ``answer_keywords`` (a
+    string) and ``confusing_facts`` (a list of strings). Anything else is an error naming the
+    file, the line and the field: a string where a list belongs would be split into characters."""
     items = []
     with open(path, encoding='utf-8') as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
+            where = f'{path}, line {number}'
             try:
-                record = json.loads(line)
-                items.append(
-                    QAItem(
-                        record['input'],
-                        list(record['answers']),
-                        list(record['documents']),
-                        record.get('answer_keywords') or '',
-                        list(record.get('confusing_facts') or []),
-                    )
-                )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(
-                    f'{path}, line {number}: a QA item needs "input", "answers" and '
-                    f'"documents" ({exc})'
-                ) from exc
+                record = strict_loads(line)
+            except ValueError as exc:
+                raise ValueError(f'{where}: not valid JSON ({exc})') from exc
+            items.append(_qa_item(record, where))
     return items
 
 
+def _qa_item(record, where: str) -> QAItem:
+    if not isinstance(record, dict):
+        raise ValueError(
+            f'{where}: a QA item is a JSON object with "input", "answers" and "documents"'
+        )
+    for name in ('input', 'answers', 'documents'):
+        if name not in record:
+            raise ValueError(
+                f'{where}: a QA item needs "input", "answers" and "documents" (no "{name}")'
+            )
+    keywords = record.get('answer_keywords')
+    facts = record.get('confusing_facts')
+    problems = [
+        (not isinstance(record['input'], str), 'input', 'a string'),
+        (
+            not is_strings(record['answers'], non_empty=True),
+            'answers',
+            'a non-empty list of strings',
+        ),
+        (not is_strings(record['documents']), 'documents', 'a list of strings'),
+        (keywords is not None and not isinstance(keywords, str), 'answer_keywords', 'a string'),
+        (facts is not None and not is_strings(facts), 'confusing_facts', 'a list of strings'),
+    ]
+    for bad, name, wanted in problems:
+        if bad:
+            raise ValueError(f'{where}: "{name}" must be {wanted}, found {record[name]!r:.80}')
+    field_name = not_json_field(record)
+    if field_name is not None:
+        raise ValueError(f'{where}: "{field_name}" holds NaN or Infinity, which JSON has not')
+    return QAItem(
+        record['input'],
+        list(record['answers']),
+        list(record['documents']),
+        keywords or '',
+        list(facts or []),
+    )
+
+
 def read_rules(path: Optional[str | Path]) -> list[tuple[str, str]]:
-    """Replacement rules from a JSON object {original: substitute} or a list of pairs."""
+    """Replacement rules from a JSON object {original: substitute} or a list of
+    [original, substitute] pairs: each original a non-empty string, each substitute a string."""
     if not path:
         return []
-    data = json.loads(Path(path).read_text(encoding='utf-8'))
-    return list(data.items()) if isinstance(data, dict) else [tuple(pair) for pair in data]
+    try:
+        data = strict_loads(Path(path).read_text(encoding='utf-8'))
+    except ValueError as exc:
+        raise ValueError(f'{path}: not valid JSON ({exc})') from exc
+    if isinstance(data, dict):
+        pairs = [(f'key {original!r}', [original, value]) for original, value in data.items()]
+    elif isinstance(data, list):
+        pairs = [(f'item {index}', pair) for index, pair in enumerate(data)]
+    else:
+        raise ValueError(
+            f'{path}: rules are a JSON object {{original: substitute}} or a list of '
+            '[original, substitute] pairs'
+        )
+    rules = []
+    for where, pair in pairs:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise ValueError(
+                f'{path}, {where}: a rule is an [original, substitute] pair, found {pair!r:.80}'
+            )
+        original, substitute = pair
+        if not (isinstance(original, str) and original):
+            raise ValueError(
+                f'{path}, {where}: the original must be a non-empty string, found {original!r:.80}'
+            )
+        if not isinstance(substitute, str):
+            raise ValueError(
+                f'{path}, {where}: the substitute of {original!r} must be a '
+                f'string, found {substitute!r:.80}'
+            )
+        rules.append((original, substitute))
+    return rules
 
 
 # factrecall ---------------------------------------------------------------------------------------

@@ -19,8 +19,20 @@ from .commands import build, configs_dir, data, dry_run, inputs, leaderboard, re
 BEFORE, AFTER = [configs_dir, data], [report, build, dry_run, inputs, leaderboard]
 
 
+class UsageError(Exception):
+    """A command line argparse refused; ``main`` prints it as one line and exits 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one ``error: ...`` line naming the command, the
+    argument and the fix (every subcommand's parser is of this class)."""
+
+    def error(self, message: str):
+        raise UsageError(f'{self.prog}: {message} (see {self.prog} --help)')
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='lveval', description=__doc__.split('\n\n')[0])
+    parser = _Parser(prog='lveval', description=__doc__.split('\n\n')[0])
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     subparsers = parser.add_subparsers(dest='command', required=True)
     from . import benchmarks
@@ -36,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(f'error: {exc}', file=sys.stderr)
+        return 2
     try:
         return args.handler(args)
     except (ValueError, OSError) as exc:  # DataError, ReportError, a missing file...

@@ -40,3 +40,44 @@ def json_objects(
             if not isinstance(record, dict) or any(name not in record for name in required):
                 raise error(f'{where}: expected an object with {fields}')
             yield where, record
+
+
+class NotJSON:
+    """What ``strict_loads`` puts where a file says ``NaN``, ``Infinity`` or ``-Infinity``
+    (Python's json reads them; JSON has no such values): a field check then names the field."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f'{self.text} (not JSON: JSON has no NaN or Infinity)'
+
+
+def strict_loads(text: str):
+    """``json.loads`` that keeps ``NaN`` and ``Infinity`` out of every number: each becomes a
+    ``NotJSON``, which no field check accepts."""
+    return json.loads(text, parse_constant=NotJSON)
+
+
+def not_json_field(record: dict) -> str | None:
+    """The first field of an object holding a ``NotJSON`` at any depth, else None."""
+
+    def holds(value) -> bool:
+        if isinstance(value, NotJSON):
+            return True
+        if isinstance(value, list):
+            return any(holds(v) for v in value)
+        if isinstance(value, dict):
+            return any(holds(v) for v in value.values())
+        return False
+
+    return next((name for name, value in record.items() if holds(value)), None)
+
+
+def is_strings(value, non_empty: bool = False) -> bool:
+    """A list of strings (non-empty when asked)."""
+    return (
+        isinstance(value, list)
+        and (bool(value) or not non_empty)
+        and all(isinstance(v, str) for v in value)
+    )

@@ -3,6 +3,8 @@
 LV-Eval levels count words (English) or characters (Chinese), Ada-LEval settings count tokens;
 both are named by a positive whole number of thousands (``k``) or millions (``m``), decimal as in
 the papers (``16k`` is 16,000). Names stay as written; only their order and size come from here.
+Digits are ASCII only: ``1６k`` (a full-width 6, which ``int`` and ``\\d`` accept) is no size, so
+``cmrc_mixup_1６k.jsonl`` is no subset file.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_SIZE = re.compile(r'([1-9]\d*)([km])')
+_SIZE = re.compile(r'([1-9][0-9]*)([km])')
 _UNITS = {'k': 1_000, 'm': 1_000_000}
 
 

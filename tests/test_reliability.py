@@ -261,6 +261,152 @@ def remote_code_is_off_by_default(tmp: Path) -> str:
     return repr(engine_kwargs(str(tmp), 4096, {}, None, False, '0.33.0'))
 
 
+def zero_and_negative_counts_are_refused(tmp: Path) -> str:
+    return (
+        lveval('inputs', 'config.py', '--out', tmp / 'x.jsonl', '--limit', '0')
+        + lveval(
+            'build', 'tsort', '--books', 'b.txt', '--setting', '2k', '--out', tmp, '--count', '-3'
+        )
+        + lveval('data', 'synth', tmp, '--scale', '0')
+    )
+
+
+def full_width_digit_level_is_no_level(tmp: Path) -> str:
+    lines(tmp / 'data' / 'cmrc_mixup_1６k.jsonl', [lveval_record(0)])
+    out = lveval('data', 'check', tmp / 'data')
+    return out + lveval('build', 'replica', '--corpora', tmp, '--out', tmp, '--levels', '1６k')
+
+
+def huge_level_is_refused_up_front(tmp: Path) -> str:
+    start = time.perf_counter()
+    out = lveval(
+        'build',
+        'factrecall',
+        '--language',
+        'en',
+        '--corpora',
+        tmp,
+        '--out',
+        tmp / 'out',
+        '--levels',
+        '16k,100000k',
+    )
+    assert time.perf_counter() - start < 1 and not (tmp / 'out').exists()
+    return out
+
+
+def dataset_outside_out_is_refused(tmp: Path) -> str:
+    items = lines(tmp / 'items.jsonl', [{'input': 'q', 'answers': ['a'], 'documents': ['d']}])
+    out = lveval(
+        'build',
+        'mixup',
+        '--items',
+        items,
+        '--dataset',
+        '../../x',
+        '--language',
+        'en',
+        '--out',
+        tmp / 'out',
+    )
+    assert not list(tmp.parent.parent.glob('x_*.jsonl'))
+    return out
+
+
+def empty_data_dir_variable_is_named(tmp: Path) -> str:
+    import os
+
+    from opencompass_lveval.lveval import data
+
+    saved = os.environ.get('LVEVAL_DATA_DIR')
+    os.environ['LVEVAL_DATA_DIR'] = ''
+    try:
+        data.locate(data.default_data_dir(), 'cmrc_mixup_16k')  # what LVEvalDataset.load does
+    except ValueError as exc:
+        return str(exc)
+    finally:
+        if saved is None:
+            del os.environ['LVEVAL_DATA_DIR']
+        else:
+            os.environ['LVEVAL_DATA_DIR'] = saved
+    raise AssertionError('an empty LVEVAL_DATA_DIR read the current folder')
+
+
+def fifo_in_data_folder_is_skipped(tmp: Path) -> str:
+    import os
+
+    lines(tmp / 'cmrc_mixup_512k.jsonl', [lveval_record(0)])
+    os.mkfifo(tmp / 'lic_mixup_512k.jsonl')
+    return lveval('data', 'check', tmp)
+
+
+def mixup_item_fields_are_checked(tmp: Path) -> str:
+    good = {'input': 'q', 'answers': ['a'], 'documents': ['d']}
+    out = ''
+    for bad in ({'documents': 'd e f'}, {'answer_keywords': ['a']}):
+        items = lines(tmp / 'items.jsonl', [good, {**good, **bad}])
+        out += lveval(
+            'build',
+            'mixup',
+            '--items',
+            items,
+            '--dataset',
+            'mine',
+            '--language',
+            'en',
+            '--out',
+            tmp / 'out',
+        )
+    return out
+
+
+def bad_rules_are_named(tmp: Path) -> str:
+    items = lines(tmp / 'items.jsonl', [{'input': 'q', 'answers': ['a'], 'documents': ['d']}])
+    out = ''
+    for rules in ('{"": "X"}', '{"the": 1}', '{"the": NaN}'):
+        (tmp / 'rules.json').write_text(rules, 'utf-8')
+        out += lveval(
+            'build',
+            'mixup',
+            '--items',
+            items,
+            '--rules',
+            tmp / 'rules.json',
+            '--dataset',
+            'mine',
+            '--language',
+            'en',
+            '--out',
+            tmp / 'out',
+        )
+    return out
+
+
+def bestanswer_source_is_checked(tmp: Path) -> str:
+    question = {
+        'question_id': 'q',
+        'question': 'How?',
+        'all_answers': ['a', 'b'],
+        'answer': 'A1',
+        'tags': ['python'],
+    }
+    out = ''
+    for bad in ({'answer': 'A99'}, {'tags': None}):
+        record = {k: v for k, v in {**question, **bad}.items() if v is not None}
+        (tmp / 'source.json').write_text(json.dumps([question, record]), 'utf-8')
+        out += lveval(
+            'build',
+            'bestanswer',
+            '--source',
+            tmp / 'source.json',
+            '--setting',
+            '4k',
+            '--out',
+            tmp / 'out',
+        )
+    return out
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -280,6 +426,15 @@ CASES = {
     'window-too-small': window_too_small_fails_before_weights,
     'no-chat-template': tokenizer_without_chat_template_is_named,
     'remote-code-default': remote_code_is_off_by_default,
+    'zero-count': zero_and_negative_counts_are_refused,
+    'full-width-level': full_width_digit_level_is_no_level,
+    'huge-level': huge_level_is_refused_up_front,
+    'dataset-outside-out': dataset_outside_out_is_refused,
+    'empty-data-dir': empty_data_dir_variable_is_named,
+    'fifo-in-data-folder': fifo_in_data_folder_is_skipped,
+    'mixup-item-fields': mixup_item_fields_are_checked,
+    'bad-rules': bad_rules_are_named,
+    'bestanswer-source': bestanswer_source_is_checked,
 }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +23,12 @@ class AdaLEval(Benchmark):
         return tables.split_abbr(abbr)
 
     def has_data(self, root: Path) -> bool:
+        from ..datacheck import walk_regular
+
         stems = tuple(f'{task.file_stem}_' for task in TASKS)
         return any(
             name.startswith(stems) and name.endswith('.json')
-            for _, _, files in os.walk(root)
+            for _, files in walk_regular(root)
             for name in files
         )
 

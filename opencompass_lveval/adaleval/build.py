@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from tqdm import tqdm
 
-from ..atomic import write_text
+from ..atomic import atomic_open
+from ..jsonl import is_strings, not_json_field, strict_loads
 from ..sizes import parse_size
 from .prompts import tsort_prompt
 from .tasks import BESTANSWER, TSORT, AdaTask
@@ -183,8 +184,24 @@ def bestanswer_records(
     """Every question again, its candidates grown to ``budget`` tokens: its own answers (the
     accepted one always kept), then answers to questions sharing at least 40% of its tags (at
     least one tag beyond 16k), shuffled with the accepted answer's new designation."""
+    return list(iter_bestanswer_records(questions, budget, counter, seed, min_tag_share))
+
+
+def iter_bestanswer_records(
+    questions: list[dict],
+    budget: int,
+    counter: TokenCounter,
+    seed: int = 0,
+    min_tag_share: Optional[float] = None,
+) -> Iterator[dict]:
+    """``bestanswer_records`` one record at a time. Questions are indexed by tag, so the tag
+    shares are computed only for the questions that share a tag (not for every pair); each
+    question's seeded order of all the others is kept, as it fixes the output."""
     sizes = [[counter.count(a) for a in q['all_answers']] for q in questions]  # counted once
-    records = []
+    by_tag: dict[str, list[int]] = {}
+    for j, question in enumerate(questions):
+        for tag in set(question['tags']):
+            by_tag.setdefault(tag, []).append(j)
     for index, question in enumerate(
         tqdm(questions, desc=f'stackselect {budget} tokens', leave=False)
     ):
@@ -196,12 +213,17 @@ def bestanswer_records(
             a for i, a in enumerate(question['all_answers']) if i != accepted_index
         ]
         used = counter.count(question['question']) + sum(sizes[index])
-        others = [
-            j
-            for j in rng.sample(range(len(questions)), len(questions))
-            if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share
-        ]
-        for j in others:
+        if share > 0:  # a positive share needs a shared tag
+            sharing = {j for tag in set(question['tags']) for j in by_tag[tag]}
+            near = {
+                j
+                for j in sharing
+                if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share
+            }
+        else:
+            near = set(range(len(questions))) - {index}
+        order = rng.sample(range(len(questions)), len(questions))  # the seeded order of all
+        for j in (j for j in order if j in near) if near else ():
             for answer, size in zip(questions[j]['all_answers'], sizes[j]):
                 if used + size <= budget:
                     candidates.append(answer)
@@ -210,16 +232,66 @@ def bestanswer_records(
         rng.shuffle(kept)
         position = rng.randrange(len(kept) + 1)
         kept.insert(position, accepted)
-        records.append(
-            dict(
-                question_id=question['question_id'],
-                question=question['question'],
-                all_answers=kept,
-                answer=f'A{position + 1}',
-                tags=question['tags'],
-            )
+        yield dict(
+            question_id=question['question_id'],
+            question=question['question'],
+            all_answers=kept,
+            answer=f'A{position + 1}',
+            tags=question['tags'],
         )
-    return records
+
+
+def read_questions(source: str | Path) -> list[dict]:
+    """The questions of an official-format stackselect file: a JSON array of objects with
+    ``question_id`` (a string or whole number), ``question`` (a string), ``all_answers`` (a
+    non-empty list of strings), ``answer`` (the accepted one, ``A1`` to ``A<len(all_answers)>``)
+    and ``tags`` (a list of strings); anything else is an error naming the file, the item and
+    the field."""
+    from .records import MAX_CHOICES, designation_number
+
+    try:
+        questions = strict_loads(Path(source).read_text(encoding='utf-8'))
+    except ValueError as exc:  # not JSON, not UTF-8
+        raise ValueError(f'{source}: not a JSON file of questions ({exc})') from exc
+    if not isinstance(questions, list):
+        raise ValueError(f'{source}: expected a JSON array of questions (the stackselect format)')
+    fields = ('question_id', 'question', 'all_answers', 'answer', 'tags')
+    for index, question in enumerate(questions):
+        where = f'{source}, item {index}'
+        if not isinstance(question, dict):
+            raise ValueError(f'{where}: a question is a JSON object with {", ".join(fields)}')
+        missing = [name for name in fields if name not in question]
+        if missing:
+            raise ValueError(
+                f'{where}: no {", ".join(map(repr, missing))}; a question has {", ".join(fields)}'
+            )
+        answers, qid = question['all_answers'], question['question_id']
+        if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+            raise ValueError(
+                f'{where}: "question_id" must be a string or whole number, found {qid!r:.80}'
+            )
+        if not isinstance(question['question'], str):
+            raise ValueError(
+                f'{where}: "question" must be a string, found {question["question"]!r:.80}'
+            )
+        if not is_strings(answers, non_empty=True) or len(answers) > MAX_CHOICES:
+            raise ValueError(
+                f'{where}: "all_answers" must be a list of 1 to {MAX_CHOICES} '
+                f'strings, found {answers!r:.80}'
+            )
+        if designation_number(question['answer'], len(answers)) is None:
+            raise ValueError(
+                f'{where}: "answer" must be the accepted answer\'s designation, '
+                f'A1..A{len(answers)}, found {question["answer"]!r:.80}'
+            )
+        if not is_strings(question['tags']):
+            raise ValueError(
+                f'{where}: "tags" must be a list of strings, found {question["tags"]!r:.80}'
+            )
+        name = not_json_field(question)
+        if name is not None:
+            raise ValueError(f'{where}: "{name}" holds NaN or Infinity, which JSON has not')
+    return questions
 
 
 def build_bestanswer(
@@ -230,14 +302,24 @@ def build_bestanswer(
     seed: int = 0,
 ) -> Path:
     """``stackselect_{setting}.json`` from an official-format file of questions (any setting):
-    the same questions, candidates grown to the setting's token budget."""
-    questions = json.loads(Path(source).read_text(encoding='utf-8'))
-    records = bestanswer_records(questions, parse_size(setting), token_counter(tokenizer), seed)
+    the same questions, candidates grown to the setting's token budget, written one record at
+    a time."""
+    questions = read_questions(source)
+    records = iter_bestanswer_records(
+        questions, parse_size(setting), token_counter(tokenizer), seed
+    )
     return write_task_file(BESTANSWER, setting, records, out_dir)
 
 
-def write_task_file(task: AdaTask, setting: str, records: list[dict], out_dir: str | Path) -> Path:
-    """``{file_stem}_{setting}.json`` in the official format (one JSON array)."""
+def write_task_file(
+    task: AdaTask, setting: str, records: Iterable[dict], out_dir: str | Path
+) -> Path:
+    """``{file_stem}_{setting}.json`` in the official format (one JSON array), streamed one
+    record at a time: the same bytes as ``json.dumps`` of the whole list."""
     path = Path(out_dir) / task.file_name(setting)
-    write_text(path, json.dumps(records, ensure_ascii=False))
+    with atomic_open(path) as stream:
+        stream.write('[')
+        for index, record in enumerate(records):
+            stream.write((', ' if index else '') + json.dumps(record, ensure_ascii=False))
+        stream.write(']')
     return path

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..benchmarks import BUILD_OUTPUT, BuildKind, argument
+from ..commands.arguments import COUNT, SIZE
 
 
 def _tsort(*, out: str, **options) -> list[Path]:
@@ -30,11 +31,12 @@ BUILD_KINDS = {
             argument('--books', nargs='+', required=True),
             argument(
                 '--setting',
+                type=SIZE,
                 required=True,
                 help='a token budget: 2k, 4k, 8k, 16k, 32k, 64k, 128k or any size from 16k '
                 '(256k, 1m)',
             ),
-            argument('--count', type=int, default=1000),
+            argument('--count', type=COUNT, default=1000),
             argument(
                 '--tokenizer',
                 default='cl100k_base',
@@ -53,7 +55,7 @@ BUILD_KINDS = {
                 required=True,
                 help='an official-format stackselect file: the questions',
             ),
-            argument('--setting', required=True, help='token budget, e.g. 4k or 256k'),
+            argument('--setting', type=SIZE, required=True, help='token budget, e.g. 4k or 256k'),
             argument('--tokenizer', default='cl100k_base', help='as for tsort'),
             *BUILD_OUTPUT,
         ),

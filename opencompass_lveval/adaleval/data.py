@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..benchmarks import is_synthetic
+from ..datacheck import folder_from_env, shown, walk_regular
 from ..errors import AdaLEvalDataError
 from ..sizes import by_size, is_size
 from .tasks import TASKS, AdaTask, official_sample_count, task_named
@@ -32,8 +33,9 @@ _FILE = re.compile(r'(?P<stem>[a-z]+)_(?P<setting>\w+)\.json')
 
 
 def default_data_dir() -> str:
-    """``$ADALEVAL_DATA_DIR`` or ``./data/AdaLEval``."""
-    return os.environ.get(DATA_DIR_ENV, os.path.join('data', 'AdaLEval'))
+    """``$ADALEVAL_DATA_DIR`` or ``./data/AdaLEval``; set but empty is an error naming the
+    variable."""
+    return folder_from_env(DATA_DIR_ENV, os.path.join('data', 'AdaLEval'), AdaLEvalDataError)
 
 
 def _check_setting(task: AdaTask, setting: str) -> None:
@@ -49,14 +51,16 @@ def locate(root: str | os.PathLike, task: AdaTask, setting: str) -> Path:
     _check_setting(task, setting)
     root = Path(root)
     if not root.is_dir():
-        raise AdaLEvalDataError(f'Ada-LEval data folder {root} does not exist. {GET_DATA_HINT}')
+        raise AdaLEvalDataError(
+            f'Ada-LEval data folder {shown(root)} does not exist. {GET_DATA_HINT}'
+        )
     name = task.file_name(setting)
-    found = sorted(Path(folder) / name for folder, _, files in os.walk(root) if name in files)
+    found = sorted(folder / name for folder, files in walk_regular(root) if name in files)
     if not found:
-        raise AdaLEvalDataError(f'{name} not found under {root}. {GET_DATA_HINT}')
+        raise AdaLEvalDataError(f'{name} not found under {shown(root)}. {GET_DATA_HINT}')
     if len(found) > 1:
         raise AdaLEvalDataError(
-            f'{name} is present {len(found)} times under {root}: '
+            f'{name} is present {len(found)} times under {shown(root)}: '
             f'{", ".join(map(str, found))}. Keep one copy.'
         )
     return found[0]
@@ -161,11 +165,13 @@ def check_folder(root: str | os.PathLike) -> Iterator[FileReport]:
     record against its schema."""
     root = Path(root)
     if not root.is_dir():
-        raise AdaLEvalDataError(f'Ada-LEval data folder {root} does not exist. {GET_DATA_HINT}')
+        raise AdaLEvalDataError(
+            f'Ada-LEval data folder {shown(root)} does not exist. {GET_DATA_HINT}'
+        )
     found: dict[str, list[Path]] = {}
-    for folder, _, files in os.walk(root):
+    for folder, files in walk_regular(root):
         for name in files:
-            found.setdefault(name, []).append(Path(folder) / name)
+            found.setdefault(name, []).append(folder / name)
     # Missing paper files are reported where the folder holds a release (not synthetic data).
     release = any(
         not is_synthetic(path.parent)

@@ -54,7 +54,9 @@ def _is_text_list(value: Any, size: Optional[int] = None) -> bool:
 
 def designation_number(label: Any, num_choice: int) -> Optional[int]:
     """k for a designation ``A<k>`` with 1 <= k <= num_choice, else None."""
-    if not (isinstance(label, str) and label[:1] == 'A' and label[1:].isdigit()):
+    if not (
+        isinstance(label, str) and label[:1] == 'A' and label[1:].isascii() and label[1:].isdigit()
+    ):
         return None
     digits = label[1:]
     if len(digits) > len(str(num_choice)) or digits.startswith('0'):

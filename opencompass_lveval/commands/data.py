@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .arguments import COUNT, SCALE
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser('data', help='check or synthesise data folders')
@@ -37,10 +39,12 @@ def add_parser(subparsers) -> None:
         'settings (demos, tests)',
     )
     synth_parser.add_argument('out_dir')
-    synth_parser.add_argument('--count', type=int, default=4, help='records per subset (default 4)')
+    synth_parser.add_argument(
+        '--count', type=COUNT, default=4, help='records per subset (default 4)'
+    )
     synth_parser.add_argument(
         '--scale',
-        type=int,
+        type=SCALE,
         default=100,
         help='divide the level lengths by this (default 100: 16k -> 160 words)',
     )

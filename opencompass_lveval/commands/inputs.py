@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from .arguments import COUNT
+
 if TYPE_CHECKING:
     from ..models.inputs import ModelInput
 
@@ -37,7 +39,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument('--out', required=True, help='a JSON-lines file to write')
     parser.add_argument('--models', type=_names, help='model abbrs, comma-separated')
     parser.add_argument('--datasets', type=_names, help='dataset abbrs, comma-separated')
-    parser.add_argument('--limit', type=int, help='records per dataset (default: all)')
+    parser.add_argument('--limit', type=COUNT, help='records per dataset (default: all)')
     parser.set_defaults(handler=_handle)
 
 

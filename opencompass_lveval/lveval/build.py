@@ -20,6 +20,7 @@ from typing import Optional
 from tqdm import tqdm
 
 from ..atomic import atomic_open
+from ..jsonl import is_strings, not_json_field, strict_loads
 from ..sizes import parse_size
 from ..text import (
     book_paragraphs,
@@ -32,10 +33,47 @@ from ..text import (
 )
 from .tasks import LEVELS, TASKS, TASKS_BY_NAME
 
+# The longest context the builders make, in words (English) or characters (Chinese), after
+# ``scale``: 10m, about 60 MB of text, which a builder holds a few times over while it writes one
+# record. The corpora wrap around, so any length could be cut from them; a level beyond this
+# (100000k) would only allocate until MemoryError.
+MAX_CONTEXT = 10_000_000
+
 
 def level_length(level: str, scale: int = 1) -> int:
-    """Words (English) or characters (Chinese) of a level: '16k' -> 16000, divided by ``scale``."""
-    return parse_size(level) // scale
+    """Words (English) or characters (Chinese) of a level: '16k' -> 16000, divided by ``scale``
+    (a whole number from 1); a ValueError for a level whose contexts would be empty or longer than
+    ``MAX_CONTEXT``."""
+    if isinstance(scale, bool) or not isinstance(scale, int) or scale < 1:
+        raise ValueError(f'scale must be a whole number from 1, not {scale!r}')
+    size = parse_size(level) // scale
+    at_scale = f' at scale {scale}' if scale != 1 else ''
+    if size > MAX_CONTEXT:
+        raise ValueError(
+            f'level {level}{at_scale} needs contexts of {size:,} words or characters, more than '
+            f'the {MAX_CONTEXT:,} (10m) a builder makes; choose --levels up to 10m or a larger '
+            '--scale'
+        )
+    if size < 1:
+        raise ValueError(
+            f'level {level}{at_scale} leaves contexts of 0 words or characters; choose a '
+            'smaller --scale'
+        )
+    return size
+
+
+def check_levels(levels: Iterable[str], scale: int = 1) -> list[str]:
+    """The levels, each checked by ``level_length`` before anything is written."""
+    levels = list(levels)
+    for level in levels:
+        level_length(level, scale)
+    return levels
+
+
+def check_count(count: int, what: str = 'count') -> int:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f'{what} must be a whole number from 1, not {count!r}')
+    return count
 
 
 @dataclass
@@ -166,7 +204,11 @@ def build_mixup(
     scale: int = 1,
     pool: Optional[list[str]] = None,
 ) -> list[Path]:
-    """Write ``{dataset}_{level}.jsonl`` for every level."""
+    """Write ``{dataset}_{level}.jsonl`` for every level (``dataset`` a plain file-name part)."""
+    from ..commands.arguments import name_part
+
+    name_part(dataset)
+    levels = check_levels(levels, scale)
     return [
         write_jsonl(
             Path(out_dir) / f'{dataset}_{level}.jsonl',
@@ -181,38 +223,98 @@ def build_mixup(
 
 
 def read_items(path: str | Path) -> list[QAItem]:
-    """QA items from JSON lines: ``input``, ``answers``, ``documents`` (supporting texts),
-    optional ``answer_keywords`` and ``confusing_facts``."""
+    """QA items from JSON lines: ``input`` (a string), ``answers`` (a non-empty list of strings),
+    ``documents`` (the supporting texts, a list of strings), optional ``answer_keywords`` (a
+    string) and ``confusing_facts`` (a list of strings). Anything else is an error naming the
+    file, the line and the field: a string where a list belongs would be split into characters."""
     items = []
     with open(path, encoding='utf-8') as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
+            where = f'{path}, line {number}'
             try:
-                record = json.loads(line)
-                items.append(
-                    QAItem(
-                        record['input'],
-                        list(record['answers']),
-                        list(record['documents']),
-                        record.get('answer_keywords') or '',
-                        list(record.get('confusing_facts') or []),
-                    )
-                )
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(
-                    f'{path}, line {number}: a QA item needs "input", "answers" and '
-                    f'"documents" ({exc})'
-                ) from exc
+                record = strict_loads(line)
+            except ValueError as exc:
+                raise ValueError(f'{where}: not valid JSON ({exc})') from exc
+            items.append(_qa_item(record, where))
     return items
 
 
+def _qa_item(record, where: str) -> QAItem:
+    if not isinstance(record, dict):
+        raise ValueError(
+            f'{where}: a QA item is a JSON object with "input", "answers" and "documents"'
+        )
+    for name in ('input', 'answers', 'documents'):
+        if name not in record:
+            raise ValueError(
+                f'{where}: a QA item needs "input", "answers" and "documents" (no "{name}")'
+            )
+    keywords = record.get('answer_keywords')
+    facts = record.get('confusing_facts')
+    problems = [
+        (not isinstance(record['input'], str), 'input', 'a string'),
+        (
+            not is_strings(record['answers'], non_empty=True),
+            'answers',
+            'a non-empty list of strings',
+        ),
+        (not is_strings(record['documents']), 'documents', 'a list of strings'),
+        (keywords is not None and not isinstance(keywords, str), 'answer_keywords', 'a string'),
+        (facts is not None and not is_strings(facts), 'confusing_facts', 'a list of strings'),
+    ]
+    for bad, name, wanted in problems:
+        if bad:
+            raise ValueError(f'{where}: "{name}" must be {wanted}, found {record[name]!r:.80}')
+    field_name = not_json_field(record)
+    if field_name is not None:
+        raise ValueError(f'{where}: "{field_name}" holds NaN or Infinity, which JSON has not')
+    return QAItem(
+        record['input'],
+        list(record['answers']),
+        list(record['documents']),
+        keywords or '',
+        list(facts or []),
+    )
+
+
 def read_rules(path: Optional[str | Path]) -> list[tuple[str, str]]:
-    """Replacement rules from a JSON object {original: substitute} or a list of pairs."""
+    """Replacement rules from a JSON object {original: substitute} or a list of
+    [original, substitute] pairs: each original a non-empty string, each substitute a string."""
     if not path:
         return []
-    data = json.loads(Path(path).read_text(encoding='utf-8'))
-    return list(data.items()) if isinstance(data, dict) else [tuple(pair) for pair in data]
+    try:
+        data = strict_loads(Path(path).read_text(encoding='utf-8'))
+    except ValueError as exc:
+        raise ValueError(f'{path}: not valid JSON ({exc})') from exc
+    if isinstance(data, dict):
+        pairs = [(f'key {original!r}', [original, value]) for original, value in data.items()]
+    elif isinstance(data, list):
+        pairs = [(f'item {index}', pair) for index, pair in enumerate(data)]
+    else:
+        raise ValueError(
+            f'{path}: rules are a JSON object {{original: substitute}} or a list of '
+            '[original, substitute] pairs'
+        )
+    rules = []
+    for where, pair in pairs:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise ValueError(
+                f'{path}, {where}: a rule is an [original, substitute] pair, found {pair!r:.80}'
+            )
+        original, substitute = pair
+        if not (isinstance(original, str) and original):
+            raise ValueError(
+                f'{path}, {where}: the original must be a non-empty string, found {original!r:.80}'
+            )
+        if not isinstance(substitute, str):
+            raise ValueError(
+                f'{path}, {where}: the substitute of {original!r} must be a '
+                f'string, found {substitute!r:.80}'
+            )
+        rules.append((original, substitute))
+    return rules
 
 
 # factrecall ---------------------------------------------------------------------------------------
@@ -405,6 +507,8 @@ def build_factrecall(
     scale: int = 1,
 ) -> list[Path]:
     """Write ``factrecall_{language}_{level}.jsonl`` for every level."""
+    levels = check_levels(levels, scale)
+    check_count(count)
     return [
         write_jsonl(
             Path(out_dir) / f'factrecall_{language}_{level}.jsonl',
@@ -527,7 +631,7 @@ def build_replica(
     progress: Optional[Callable[[str], None]] = None,
 ) -> list[Path]:
     """All 55 subsets, QA pair counts as in the release, contexts from the corpora."""
-    levels = list(levels)
+    levels = check_levels(levels, scale)
     written = []
     for language in ('en', 'zh'):
         # Documents of an eighth of the shortest level: several fit even at 16k.

@@ -5,32 +5,24 @@ public-domain books). Heavy imports happen when a command runs."""
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Optional
 
 from ..benchmarks import BUILD_OUTPUT, BuildKind, argument
+from ..commands.arguments import COUNT, NAME_PART, SCALE, SIZES
 
 LEVELS = '16k,32k,64k,128k,256k'
-
-
-def _sizes(text: str) -> list[str]:
-    from ..sizes import parse_sizes
-
-    try:
-        return parse_sizes(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
-
 
 LEVELS_AND_SCALE = (
     argument(
         '--levels',
-        type=_sizes,
+        type=SIZES,
         default=LEVELS.split(','),
         help=f'comma-separated sizes, e.g. 16k,32k,512k,1000k (default: {LEVELS})',
     ),
-    argument('--scale', type=int, default=1, help='divide every length by this (small test data)'),
+    argument(
+        '--scale', type=SCALE, default=1, help='divide every length by this (small test data)'
+    ),
 )
 
 
@@ -76,7 +68,7 @@ BUILD_KINDS = {
         arguments=(
             argument('--language', choices=['en', 'zh'], required=True),
             argument('--corpora', required=True, help='folder with en/ and zh/ books'),
-            argument('--count', type=int, default=200, help='needle positions per level'),
+            argument('--count', type=COUNT, default=200, help='needle positions per level'),
             argument('--no-cfi', action='store_true', help='without confusing facts'),
             argument('--no-kpr', action='store_true', help='without keyword replacement'),
             argument(
@@ -97,7 +89,12 @@ BUILD_KINDS = {
                 required=True,
                 help='JSON lines: input, answers, documents, [answer_keywords, confusing_facts]',
             ),
-            argument('--dataset', required=True, help='output name: {dataset}_{level}.jsonl'),
+            argument(
+                '--dataset',
+                type=NAME_PART,
+                required=True,
+                help='output name: {dataset}_{level}.jsonl',
+            ),
             argument('--language', choices=['en', 'zh'], required=True),
             argument('--rules', help='JSON {original: substitute} or [[original, substitute]]'),
             argument('--no-cfi', action='store_true'),

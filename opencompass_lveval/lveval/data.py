@@ -25,6 +25,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.json as pa_json
 
 from ..benchmarks import is_synthetic
+from ..datacheck import folder_from_env, shown, walk_regular
 from ..errors import LVEvalDataError
 from ..sizes import by_size
 from .tasks import LEVELS, TASKS, split_subset, subset_of_file
@@ -86,12 +87,12 @@ def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
     """
     root = Path(root)
     if not root.is_dir():
-        raise LVEvalDataError(f'LV-Eval data folder {root} does not exist. {GET_DATA_HINT}')
+        raise LVEvalDataError(f'LV-Eval data folder {shown(root)} does not exist. {GET_DATA_HINT}')
     plain: dict[str, list[SubsetSource]] = {}
     zipped: dict[str, list[SubsetSource]] = {}
-    for folder, _, files in os.walk(root):
-        for filename in sorted(files):
-            path = Path(folder) / filename
+    for folder, files in walk_regular(root):
+        for filename in files:
+            path = folder / filename
             subset = subset_of_file(filename)
             if subset:
                 plain.setdefault(subset, []).append(SubsetSource(path))
@@ -103,7 +104,7 @@ def find_subsets(root: str | os.PathLike) -> dict[str, SubsetSource]:
         candidates = plain.get(subset) or zipped[subset]
         if len(candidates) > 1:
             raise LVEvalDataError(
-                f'Subset {subset} is present {len(candidates)} times under {root}: '
+                f'Subset {subset} is present {len(candidates)} times under {shown(root)}: '
                 f'{", ".join(map(str, candidates))}. Keep one copy.'
             )
         found[subset] = candidates[0]
@@ -134,7 +135,8 @@ def locate(root: str | os.PathLike, subset: str) -> SubsetSource:
     found = find_subsets(root)
     if subset not in found:
         raise LVEvalDataError(
-            f'LV-Eval subset {subset} ({subset}.jsonl) not found under {root}. {GET_DATA_HINT}'
+            f'LV-Eval subset {subset} ({subset}.jsonl) not found under {shown(root)}. '
+            f'{GET_DATA_HINT}'
         )
     return found[subset]
 
@@ -334,8 +336,9 @@ def check_folder(root: str | os.PathLike) -> Iterator[SubsetReport]:
 
 
 def default_data_dir() -> str:
-    """``$LVEVAL_DATA_DIR`` or ``./data/LVEval``, the folder configs read from by default."""
-    return os.environ.get(DATA_DIR_ENV, os.path.join('data', 'LVEval'))
+    """``$LVEVAL_DATA_DIR`` or ``./data/LVEval``, the folder configs read from by default; set but
+    empty is an error naming the variable."""
+    return folder_from_env(DATA_DIR_ENV, os.path.join('data', 'LVEval'), LVEvalDataError)
 
 
 def download_from_hub(dataset: str, cache_dir: Optional[str] = None) -> Path:

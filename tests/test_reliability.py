@@ -407,6 +407,71 @@ def bestanswer_source_is_checked(tmp: Path) -> str:
     return out
 
 
+def run_folder(tmp: Path, config: str, results: dict) -> Path:
+    """A run folder as OpenCompass leaves it: a dumped config and result files of model m."""
+    run = tmp / 'work' / '20260101_000000'
+    (run / 'configs').mkdir(parents=True)
+    (run / 'configs' / 'c.py').write_text(config)
+    for dataset, content in results.items():
+        lines(run / 'results' / 'm' / f'{dataset}.json', []).write_text(content)
+    return run
+
+
+PLAIN_CONFIG = "models = [dict(abbr='m')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+
+
+def run_folder_code_is_not_run(tmp: Path) -> str:
+    marker = tmp / 'ran'
+    run_folder(
+        tmp,
+        f'import pathlib\nmodels = [dict(abbr=pathlib.Path({str(marker)!r}).touch())]\n',
+        {'LVEval_cmrc_mixup_16k': '{"score": 10.0}'},
+    )
+    out = lveval('leaderboard', tmp / 'work', '--out', tmp / 'board')
+    return out + f'\nmarker file exists: {marker.exists()}'
+
+
+def result_that_is_not_a_score_is_named(tmp: Path) -> str:
+    run_folder(tmp, PLAIN_CONFIG, {'LVEval_cmrc_mixup_16k': '{"score": true}'})
+    return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board')
+
+
+def refused_run_fails_strict(tmp: Path) -> str:
+    run = run_folder(
+        tmp, "models = [dict(abbr='big')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n", {}
+    )
+    log = run / 'logs' / 'infer' / 'big' / 'LVEval_cmrc_mixup_16k.out'
+    lines(log, []).write_text('GPURequestError: asks for 8 GPUs, the nodes offer at most 4\n')
+    return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board', '--strict')
+
+
+def forged_model_name_stays_one_cell(tmp: Path) -> str:
+    name = 'ok | FAKE | 99.00 |<img src=x onerror=alert(1)>'
+    run = run_folder(tmp, PLAIN_CONFIG, {})
+    lines(run / 'results' / name / 'LVEval_cmrc_mixup_16k.json', []).write_text('{"score": 10.0}')
+    lveval('report', run)
+    return (run / 'summary' / 'long_context_report.md').read_text('utf-8')
+
+
+def failed_rebuild_keeps_the_data(tmp: Path) -> str:
+    build = [
+        'build',
+        'factrecall',
+        '--language',
+        'en',
+        '--levels',
+        '1k',
+        '--count',
+        '3',
+        '--out',
+        tmp / 'data',
+    ]
+    lveval(*build, '--corpora', need_shared('the books are read here') / 'corpora')
+    out = lveval(*build, '--corpora', tmp / 'corpra')
+    kept = (tmp / 'data' / 'factrecall_en_1k.jsonl').read_text('utf-8').count('\n')
+    return out + f'\nfactrecall_en_1k.jsonl after the failed rebuild: {kept} records'
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -435,6 +500,11 @@ CASES = {
     'mixup-item-fields': mixup_item_fields_are_checked,
     'bad-rules': bad_rules_are_named,
     'bestanswer-source': bestanswer_source_is_checked,
+    'run-folder-code': run_folder_code_is_not_run,
+    'result-not-a-score': result_that_is_not_a_score_is_named,
+    'refused-run-strict': refused_run_fails_strict,
+    'forged-model-name': forged_model_name_stays_one_cell,
+    'failed-rebuild': failed_rebuild_keeps_the_data,
 }
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from .arguments import COUNT
@@ -113,6 +112,7 @@ def run(
     from mmengine.config import Config
     from opencompass.utils import build_dataset_from_cfg
 
+    from ..atomic import atomic_open
     from ..models.base import LongContextModel
     from ..models.template import prompt_parser
     from ..runner.infer_task import model_class
@@ -122,8 +122,7 @@ def run(
     dataset_cfgs = _pick(cfg['datasets'], datasets, 'datasets')
     built = {d['abbr']: build_dataset_from_cfg(d) for d in dataset_cfgs}
     summary, written = [], 0
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    with open(out, 'w', encoding='utf-8') as stream:
+    with atomic_open(out) as stream:
         for model_cfg in model_cfgs:
             cls = model_class(model_cfg)
             if not (isinstance(cls, type) and issubclass(cls, LongContextModel)):

@@ -195,6 +195,7 @@ def test_hub_download_offline_is_a_clear_error(tmp_path, monkeypatch):
         download_from_hub('cmrc_mixup', cache_dir=str(tmp_path))
 
 
+@pytest.mark.slow
 def test_a_full_size_1000k_record_loads(tmp_path, corpora):
     """One factrecall context of a million words (about 6 MB, beyond Arrow's 4 MB block), built
     from the books and read back whole."""

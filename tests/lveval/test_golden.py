@@ -79,6 +79,7 @@ def test_score_folder_reproduces_result_json_and_csv_exactly(golden, prediction_
     assert (tmp_path / 'result.csv').read_bytes() == (official / 'result.csv').read_bytes()
 
 
+@pytest.mark.slow
 def test_lveval_score_command_writes_eval_result(golden, prediction_copy):
     done = subprocess.run(
         [sys.executable, '-m', 'opencompass_lveval.cli', 'score', str(prediction_copy)],

@@ -8,6 +8,19 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Optional
 
+# The kinds of leaderboard row: measured by a run, or published in a paper.
+MEASURED, PUBLISHED = 'measured', 'published'
+
+
+def number(value) -> Optional[float]:
+    """A metric as a float; None for anything that is not a number (a boolean is not)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def result_value(results: dict, abbr: str, metric: str = 'score') -> Optional[float]:
+    """One metric of one dataset in a model's results (abbr -> result), where it is a number."""
+    return number(results.get(abbr, {}).get(metric))
+
 
 @dataclass
 class Table:

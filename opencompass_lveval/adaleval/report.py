@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..sizes import by_size, is_size
-from ..tables import BoardLine, BoardTable, Table
+from ..tables import BoardLine, BoardTable, Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
 
 NAME = 'adaleval'
@@ -32,11 +32,6 @@ def split_abbr(abbr: str) -> Optional[tuple[str, str]]:
     return None
 
 
-def metric(results: dict, abbr: str, name: str) -> Optional[float]:
-    value = results.get(abbr, {}).get(name)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def settings_in(task: AdaTask, results_by_model: dict[str, dict]) -> list[str]:
     """The settings of ``task`` that any model has results for, smallest first."""
     return by_size(
@@ -53,7 +48,9 @@ def model_tables(model: str, results: dict) -> list[Table]:
     for task in TASKS:
         settings = settings_in(task, {model: results})
         if settings:
-            rows = [[m] + [metric(results, task.abbr(s), m) for s in settings] for m in METRICS]
+            rows = [
+                [m] + [result_value(results, task.abbr(s), m) for s in settings] for m in METRICS
+            ]
             tables.append(
                 Table(
                     f'Ada-LEval {task.name}, {model}',
@@ -76,7 +73,7 @@ def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table],
         if not settings:
             continue
         accuracy = {
-            model: [metric(found, task.abbr(s), 'accuracy') for s in settings]
+            model: [result_value(found, task.abbr(s), 'accuracy') for s in settings]
             for model, found in results.items()
         }
         chance = [
@@ -84,7 +81,7 @@ def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table],
                 (
                     v
                     for found in results.values()
-                    if (v := metric(found, task.abbr(s), 'random_guess')) is not None
+                    if (v := result_value(found, task.abbr(s), 'random_guess')) is not None
                 ),
                 None,
             )

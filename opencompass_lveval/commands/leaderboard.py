@@ -37,9 +37,10 @@ def _handle(args: argparse.Namespace) -> int:
 
 def run(*, runs: list[str], out: str, published: bool = False, strict: bool = False) -> int:
     from ..leaderboard import write_leaderboard
+    from ..tables import MEASURED
 
     board, written = write_leaderboard(runs, out, published)
-    measured = [row for row in board.rows if row.kind == 'measured']
+    measured = [row for row in board.rows if row.kind == MEASURED]
     print(
         f'{len(measured)} measured rows, {len(board.rows) - len(measured)} published rows, '
         f'sizes: {board.shown_sizes()}'

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
 from .. import benchmarks
+from ..tables import MEASURED, PUBLISHED, number
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
 
-MEASURED, PUBLISHED = 'measured', 'published'
 OUR_MODELS = 'opencompass_lveval.'  # where our wrappers' dumped ``type`` points
 
 
@@ -195,11 +195,8 @@ def _place(row: Row, dataset: str, values: dict) -> None:
         cell = benchmark.split_abbr(dataset)
         if cell is None:
             continue
-        kept = {
-            metric: float(values[metric])
-            for metric in benchmark.board_metrics
-            if isinstance(values.get(metric), (int, float)) and not isinstance(values[metric], bool)
-        }
+        found = {metric: number(values.get(metric)) for metric in benchmark.board_metrics}
+        kept = {metric: value for metric, value in found.items() if value is not None}
         if kept:
             row.results.setdefault(benchmark.name, {})[cell] = kept
         return

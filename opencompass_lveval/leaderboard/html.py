@@ -11,8 +11,8 @@ from __future__ import annotations
 from html import escape
 from typing import Optional
 
-from ..tables import BoardTable
-from .board import PUBLISHED, Board, Row
+from ..tables import PUBLISHED, BoardTable
+from .board import Board, Row
 from .writers import INTRO, cell, line_status, status
 
 PALETTE = (

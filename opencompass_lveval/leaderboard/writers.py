@@ -10,8 +10,8 @@ from typing import Optional
 
 from .. import benchmarks
 from ..atomic import atomic_open, write_text
-from ..tables import BoardLine, BoardTable, csv_text, markdown_text
-from .board import PUBLISHED, Board, Row
+from ..tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
+from .board import Board, Row
 
 INTRO = "Rows marked published are the papers' numbers, never mixed with measured ones."
 

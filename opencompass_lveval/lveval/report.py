@@ -14,17 +14,12 @@ from pathlib import Path
 from typing import Optional
 
 from ..sizes import by_size
-from ..tables import BoardLine, BoardTable, Table, file_part, mean
+from ..tables import PUBLISHED, BoardLine, BoardTable, Table, file_part, mean, result_value
 from .tasks import GROUPS, LEVELS, TASKS, split_abbr
 
 NAME = 'lveval'
 OVERALL = 'Overall'  # the task key of published Overall numbers on a board row
 POSITION_BUCKETS = 10
-
-
-def score(results: dict, abbr: str, metric: str = 'score') -> Optional[float]:
-    value = results.get(abbr, {}).get(metric)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def levels_in(abbrs) -> list[str]:
@@ -37,7 +32,9 @@ def levels_in(abbrs) -> list[str]:
 
 def model_table(model: str, results: dict, levels: list[str]) -> Optional[Table]:
     """Datasets, task-type groups and the per-level average, by level, for one model."""
-    grid = {task.name: [score(results, task.abbr(level)) for level in levels] for task in TASKS}
+    grid = {
+        task.name: [result_value(results, task.abbr(level)) for level in levels] for task in TASKS
+    }
     if all(v is None for row in grid.values() for v in row):
         return None
     rows = [[name] + values + [mean(values)] for name, values in grid.items()]
@@ -133,7 +130,7 @@ def dataset_score(row, dataset: str, level: str) -> Optional[float]:
 def overall(row, level: str) -> Optional[float]:
     """A published row's Overall as published; a measured row's, the mean of the 11 datasets
     where all 11 are there."""
-    if row.kind == 'published':
+    if row.kind == PUBLISHED:
         return dataset_score(row, OVERALL, level)
     return mean([dataset_score(row, task.name, level) for task in TASKS])
 
@@ -153,7 +150,7 @@ def group_score(row, group: str, levels: list[str]) -> Optional[float]:
 def _absent_overall(row, levels: list[str]) -> str:
     """Why a published row has no Overall where it has dataset scores (a paper gave only some
     per-dataset numbers): said, not left as a row of dashes."""
-    if row.kind != 'published' or any(overall(row, level) is not None for level in levels):
+    if row.kind != PUBLISHED or any(overall(row, level) is not None for level in levels):
         return ''
     found = by_size({lv for (task, lv) in row.results.get(NAME, {}) if task != OVERALL})
     return f'no Overall published; dataset scores at {", ".join(found)} (provenance)'

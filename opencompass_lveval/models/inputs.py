@@ -68,6 +68,30 @@ def _span(full: list[int], head: list[int], tail: list[int]) -> tuple[int, int]:
     return start, end
 
 
+@dataclass(frozen=True)
+class PromptCutter:
+    """A prompt's own ids and how many at each end must survive a cut (``cuttable.py``)."""
+
+    name: str
+    prompt_ids: list[int]
+    keep_head: int
+    keep_tail: int
+    decode: Any
+
+    def ids(self, room: int) -> list[int]:
+        """The prompt's ids cut in the middle to ``room`` (unchanged if they fit)."""
+        try:
+            return middle_truncate(
+                self.prompt_ids, room, self.keep_head, self.keep_tail, decode=self.decode
+            )
+        except TruncationError as exc:
+            raise TruncationError(f'{self.name}: {exc}') from exc
+
+    def text(self, room: int) -> str:
+        """The text of ``ids(room)``: what a server that takes text is sent."""
+        return self.decode(self.ids(room))
+
+
 class InputBuilder:
     """Turns OpenCompass prompts into token ids for one tokenizer and its input settings (see the
     module and ``settings.py``).
@@ -99,7 +123,8 @@ class InputBuilder:
 
     # The prompt as text -------------------------------------------------------------------------
 
-    def _messages(self, prompt: Any) -> list[dict]:
+    def chat_messages(self, prompt: Any) -> list[dict]:
+        """The prompt as chat messages, as OpenCompass converts it; the last is the user's."""
         from opencompass.models.huggingface_above_v4_33 import _convert_chat_messages
 
         messages = _convert_chat_messages([prompt])[0]
@@ -115,7 +140,7 @@ class InputBuilder:
             from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
 
             return _convert_base_messages([prompt])[0]
-        return self._messages(prompt)[-1]['content']
+        return self.chat_messages(prompt)[-1]['content']
 
     def cuttable_span(self, prompt: Any) -> Optional[tuple[int, int]]:
         """Where in ``prompt_text(prompt)`` a middle cut may remove text (None: no mark, nothing
@@ -166,7 +191,7 @@ class InputBuilder:
         """(full ids, start and end of the prompt's ids in them, the prompt text): the framed
         prompt tokenized once; the span is found by matching the frame's own ids at both ends."""
         if self.chat and self.conversation is None:
-            messages = self._messages(prompt)
+            messages = self.chat_messages(prompt)
             text = messages[-1]['content']
             before, after = self._template_frame(messages[:-1])
             rendered = self._render(messages)
@@ -203,38 +228,45 @@ class InputBuilder:
             )
         if end - start <= room:
             return ModelInput(full, budget, False, (start, end))
-        span = self.cuttable_span(prompt)
-        head_chars, tail_chars = (span[0], len(text) - span[1]) if span else (0, 0)
-        try:
-            kept = self._cut(full[start:end], room, text, head_chars, tail_chars)
-        except TruncationError as exc:
-            raise TruncationError(f'{self.name}: {exc}') from exc
+        kept = self.prompt_cutter(prompt, full[start:end], text).ids(room)
         cut_at = start + (room - room // 2)
         ids = full[:start] + kept + full[end:]
         return ModelInput(ids, budget, True, (start, start + len(kept)), min(cut_at, len(ids)))
 
-    def _cut(self, ids: list[int], room: int, text: str, head_chars: int, tail_chars: int):
-        """The prompt's ids cut to ``room``, keeping the protected head and tail."""
-        return middle_truncate(
-            ids,
-            room,
-            keep_head=len(self._encode(text[:head_chars])),
-            keep_tail=len(self._encode(text[len(text) - tail_chars :])) if tail_chars else 0,
-            decode=self.tokenizer.decode,
+    def prompt_cutter(
+        self, prompt: Any, ids: Optional[list[int]] = None, text: Optional[str] = None
+    ) -> PromptCutter:
+        """What cuts this prompt's text to a number of ids, its protected head and tail kept
+        (``ids``/``text``: the prompt's own ids and text where the caller has them)."""
+        text = self.prompt_text(prompt) if text is None else text
+        span = self.cuttable_span(prompt)
+        head_chars, tail_chars = (span[0], len(text) - span[1]) if span else (0, 0)
+        return PromptCutter(
+            self.name,
+            self._encode(text) if ids is None else ids,
+            len(self._encode(text[:head_chars])),
+            len(self._encode(text[len(text) - tail_chars :])) if tail_chars else 0,
+            self.tokenizer.decode,
         )
 
     # Official mode ------------------------------------------------------------------------------
 
-    def _official(self, prompt: Any, max_out_len: int) -> ModelInput:
+    def official_text(self, prompt: Any) -> tuple[str, bool]:
+        """(the prompt text after LV-Eval's official cut, whether it was cut): the bare prompt
+        tokenized with special tokens; over ``max_length`` ids, ``int(max_length / 2)`` from each
+        end, each half decoded without special tokens, the texts joined."""
         text = self.prompt_text(prompt)
         ids = self.tokenizer(text, truncation=False)['input_ids']
-        truncated = len(ids) > self.max_length
-        if truncated:
-            half = int(self.max_length / 2)
-            decode = self.tokenizer.decode
-            text = decode(ids[:half], skip_special_tokens=True) + decode(
-                ids[-half:], skip_special_tokens=True
-            )
+        if len(ids) <= self.max_length:
+            return text, False
+        half = int(self.max_length / 2)
+        decode = self.tokenizer.decode
+        return decode(ids[:half], skip_special_tokens=True) + decode(
+            ids[-half:], skip_special_tokens=True
+        ), True
+
+    def _official(self, prompt: Any, max_out_len: int) -> ModelInput:
+        text, truncated = self.official_text(prompt)
         fmt = self.conversation or BARE
         if isinstance(fmt, PiecesFormat):
             ids, start, end = self._pieces(fmt, text)

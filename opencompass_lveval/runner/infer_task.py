@@ -11,13 +11,20 @@ same problems surface at the first batch.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import os.path as osp
 import time
 from typing import Any
 
 from opencompass.registry import MODELS, TASKS
 from opencompass.tasks import openicl_infer
 from opencompass.tasks.openicl_infer import OpenICLInferTask
+from opencompass.utils import get_infer_output_path
 
+from opencompass_lveval.atomic import write_text
+from opencompass_lveval.errors import ApiError, ModelConfigError
+from opencompass_lveval.models.api import LongContextAPI, default_cache_dir
 from opencompass_lveval.models.base import LongContextModel
 
 
@@ -36,11 +43,23 @@ def model_class(model_cfg: dict) -> Any:
 
 
 def check_before_weights(model_cfg: dict, dataset_cfgs: list) -> None:
-    """Raise for the first problem a long-context model would meet with these datasets."""
+    """Raise for the first problem a long-context model would meet with these datasets (for an
+    API model: before any request, its key variable included)."""
     cls = model_class(model_cfg)
-    if not (isinstance(cls, type) and issubclass(cls, LongContextModel)):
+    if not isinstance(cls, type):
         return
-    builder = cls.input_builder(cls.input_settings(model_cfg))
+    if issubclass(cls, LongContextAPI):
+        builder = cls.request_builder(model_cfg)
+        key_env = model_cfg.get('key_env')
+        if key_env and not os.environ.get(key_env):
+            raise ModelConfigError(
+                f'{model_cfg.get("abbr")}: the API key variable {key_env} is not set: export '
+                f'{key_env}=... in the shell that runs OpenCompass'
+            )
+    elif issubclass(cls, LongContextModel):
+        builder = cls.input_builder(cls.input_settings(model_cfg))
+    else:
+        return
     for dataset_cfg in dataset_cfgs:
         try:
             builder.check(answer_length(model_cfg, dataset_cfg))
@@ -58,7 +77,63 @@ class LongContextInferTask(OpenICLInferTask):
     def run(self, *args, **kwargs):
         for model_cfg, dataset_cfgs in zip(self.model_cfgs, self.dataset_cfgs):
             check_before_weights(model_cfg, dataset_cfgs)
+            if _is_api(model_cfg) and not model_cfg.get('cache_dir'):
+                model_cfg['cache_dir'] = default_cache_dir(self.work_dir, model_cfg['abbr'])
         return super().run(*args, **kwargs)
+
+    def _inference(self):
+        """OpenCompass's inference; for an API model, each prediction then gets its usage record
+        (``models/api.py``), and a failed request names the model and dataset."""
+        if not isinstance(self.model, LongContextAPI):
+            return super()._inference()
+        out_path = get_infer_output_path(
+            self.model_cfg, self.dataset_cfg, osp.join(self.work_dir, 'predictions')
+        )
+        self.model.usage = []
+        self.model.sample_offset = _resumed_count(out_path)
+        try:
+            super()._inference()
+        except ApiError as exc:
+            raise ApiError(
+                f'{self.model_cfg["abbr"]} on {self.dataset_cfg["abbr"]}: {exc}'
+            ) from None
+        if osp.exists(out_path):
+            answer = answer_length(self.model_cfg, self.dataset_cfg)
+            add_usage(out_path, self.model, answer)
+
+
+def _is_api(model_cfg: dict) -> bool:
+    cls = model_class(model_cfg)
+    return isinstance(cls, type) and issubclass(cls, LongContextAPI)
+
+
+def _resumed_count(out_path: str) -> int:
+    """Predictions OpenCompass's inferencer restores from its temporary file on ``-r``."""
+    from pathlib import Path
+
+    folder, name = osp.split(out_path)
+    temporary = Path(folder) / Path('tmp_' + name).with_suffix('.jsonl').name
+    if not temporary.is_file():
+        return 0
+    try:
+        with open(temporary, encoding='utf-8') as stream:
+            return sum(1 for line in stream if line.strip() and json.loads(line))
+    except ValueError:
+        return 0  # OpenCompass sets a damaged file aside and starts over
+
+
+def add_usage(out_path: str, model: LongContextAPI, max_out_len: int) -> None:
+    """Each prediction of ``out_path`` gets its usage record: this run's, in order, for the
+    predictions it made (the last ones), the cache's for those a killed run made."""
+    with open(out_path, encoding='utf-8') as stream:
+        predictions = json.load(stream)
+    order = sorted(predictions, key=int)
+    fresh = dict(zip(order[len(order) - len(model.usage) :], model.usage))
+    for index in order:
+        entry = predictions[index]
+        record = fresh.get(index) or model.cached_record(entry['origin_prompt'], max_out_len)
+        entry['usage'] = record
+    write_text(out_path, json.dumps(predictions, indent=4, ensure_ascii=False))
 
 
 if __name__ == '__main__':

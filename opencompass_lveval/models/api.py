@@ -1,0 +1,242 @@
+"""``LongContextAPI``: a model behind an OpenAI-compatible endpoint, with the inputs of the offline
+wrappers.
+
+The request for each prompt comes from ``api_inputs.py`` (token ids, messages or text; exact or
+official inputs), goes out through ``api_client.py`` (bounded concurrency, retries, a reply cache
+on disk, the key from the environment), and every answer leaves a usage record: the server's
+prompt and completion tokens, the local count and whether they agree, latency, whether it was
+cached or cut, and its cost where prices are given. ``LongContextInferTask`` writes the records
+into the predictions file beside each prediction; ``lveval report`` and ``lveval leaderboard``
+total them per model and level.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional
+
+from opencompass.models.base_api import BaseAPIModel
+from opencompass.registry import MODELS
+
+from ..errors import ModelConfigError
+from .api_client import ApiReply, EndpointClient, check_prices, cost_usd, request_key
+from .api_inputs import ApiInputBuilder, ApiRequest, TiktokenTokenizer, is_tiktoken_name
+from .base import check_model_path, load_tokenizer
+from .settings import InputSettings, init_parameters
+from .template import prompt_parser
+
+__all__ = ['ApiReply', 'LongContextAPI', 'cost_usd']
+
+
+@MODELS.register_module()
+class LongContextAPI(BaseAPIModel):
+    """Any OpenAI-compatible endpoint (``url``, e.g. ``http://127.0.0.1:8000/v1``), ``path``
+    being the model id the server knows.
+
+    ``tokenizer_path``: a tiktoken encoding name for a closed API (``cl100k_base`` for the GPT
+    rows), else the served model's tokenizer folder (``path`` where that is a folder).
+    ``prompt_ids``: send the offline wrappers' exact ids to ``/v1/completions`` (vLLM, SGLang).
+    ``system_prompt``: a system message before the prompt. ``official``: which paper's official
+    API code ``inputs='official'`` follows for a closed API ('lveval' or 'adaleval').
+    ``key_env``: the environment variable holding the key (None: no key). ``prices``: USD per 1M
+    tokens, ``dict(prompt=..., completion=...)``. ``cache_dir``: the reply cache (the infer task
+    puts it in the work folder). ``concurrency``: requests in flight per endpoint;
+    ``query_per_second``: OpenCompass's rate limit. The input settings of ``settings.py``
+    (``inputs``, ``chat``, ``conversation``, ``max_length``...) mean what they mean offline.
+    """
+
+    is_api = True
+
+    def __init__(
+        self,
+        path: str,
+        max_seq_len: int,
+        url: str,
+        key_env: Optional[str] = None,
+        prompt_ids: bool = False,
+        system_prompt: Optional[str] = None,
+        official: Optional[str] = None,
+        prices: Optional[dict] = None,
+        cache_dir: Optional[str] = None,
+        concurrency: int = 8,
+        timeout: float = 600.0,
+        retry: int = 5,
+        query_per_second: float = 10,
+        meta_template: Optional[dict] = None,
+        generation_kwargs: Optional[dict] = None,
+        **kwargs,
+    ) -> None:
+        config = {
+            'path': path,
+            'max_seq_len': max_seq_len,
+            'url': url,
+            'key_env': key_env,
+            'prompt_ids': prompt_ids,
+            'system_prompt': system_prompt,
+            'official': official,
+            **kwargs,
+        }
+        self.settings = InputSettings.from_config(config, accepted=init_parameters(type(self)))
+        super().__init__(
+            path=path,
+            query_per_second=query_per_second,
+            retry=retry,
+            max_seq_len=max_seq_len,
+            meta_template=meta_template,
+            generation_kwargs=dict(generation_kwargs or {}),
+        )
+        check_prices(prices, self.settings.name)
+        self.template_parser = prompt_parser(meta_template)
+        self.builder = self.request_builder(config)
+        self.client = EndpointClient(
+            url,
+            key_env=key_env,
+            timeout=timeout,
+            retry=retry,
+            concurrency=concurrency,
+            cache_dir=cache_dir,
+        )
+        self.client.check_key()
+        self.prices, self.concurrency = prices, concurrency
+        self.usage: list[dict] = []  # one record per answered prompt, in order
+        self.sample_offset = 0  # the index of the next prompt's sample (set by the infer task)
+
+    @classmethod
+    def request_builder(cls, model_cfg: Mapping[str, Any]) -> ApiInputBuilder:
+        """The request builder of a model config (its tokenizer alone is loaded): what the
+        wrapper, ``lveval inputs`` and the pre-run check use."""
+        settings = InputSettings.from_config(model_cfg, accepted=init_parameters(cls))
+        source = settings.tokenizer_path or settings.path
+        if is_tiktoken_name(source):
+            tokenizer = TiktokenTokenizer(source)
+        elif settings.tokenizer_path or str(settings.path).startswith(('/', './', '../', '~')):
+            folder = check_model_path(source, 'tokenizer')
+            tokenizer = load_tokenizer(
+                folder, settings.trust_remote_code, **(settings.tokenizer_kwargs or {})
+            )
+        else:
+            raise ModelConfigError(
+                f'{settings.name}: an API model needs tokenizer_path: a tiktoken encoding '
+                "('cl100k_base' for OpenAI's GPT-3.5/GPT-4 rows) or the served model's tokenizer "
+                'folder, so that cuts and counts are exact'
+            )
+        return ApiInputBuilder(
+            settings,
+            tokenizer,
+            model_id=settings.path,
+            prompt_ids=bool(model_cfg.get('prompt_ids', False)),
+            system_prompt=model_cfg.get('system_prompt'),
+            official=model_cfg.get('official'),
+        )
+
+    # OpenCompass's model interface ------------------------------------------------------------
+
+    def generate(self, inputs: list, max_out_len: int, **kwargs) -> list[str]:
+        """The answers to a batch, ``concurrency`` requests at a time, in order."""
+        first = self.sample_offset + len(self.usage)
+        jobs = [(first + i, prompt) for i, prompt in enumerate(inputs)]
+        workers = max(1, min(len(jobs), self.concurrency))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            answered = list(pool.map(lambda job: self._answer(*job, max_out_len), jobs))
+        records = [record for _, record in answered]
+        self.usage.extend(records)
+        differing = [r for r in records if r['prompt_tokens_match'] is False]
+        if differing:
+            self.logger.warning(
+                f'{self.settings.name}: the server counted other prompt tokens than the local '
+                f'count for {len(differing)} of {len(records)} requests (first: server '
+                f'{differing[0]["prompt_tokens"]}, local {differing[0]["local_prompt_tokens"]}); '
+                'the predictions file records both per sample'
+            )
+        return [text for text, _ in answered]
+
+    def get_token_len(self, prompt: Any) -> int:
+        return self.builder.untruncated_tokens(prompt)
+
+    # Requests ---------------------------------------------------------------------------------
+
+    def _answer(self, index: int, prompt: Any, max_out_len: int) -> tuple[str, dict]:
+        request = self.builder.request(prompt, max_out_len, self.generation_kwargs)
+        if request.answer is not None:  # the official code answered without a request
+            return request.answer, self._record(request, None)
+        what = (
+            f'sample {index} ({request.local_tokens} prompt tokens counted here, window '
+            f'{self.settings.window}, {request.transport})'
+        )
+        if (
+            self.client.cache is None
+            or self.client.cache.get(request_key(request.route, request.body)) is None
+        ):
+            self.wait()  # OpenCompass's rate limit, for requests that go out
+        reply = self.client.complete(request.route, request.body, what)
+        return reply.text, self._record(request, reply)
+
+    def _record(self, request: ApiRequest, reply: Optional[ApiReply]) -> dict:
+        if reply is None:
+            return {
+                'sent': False,
+                'prompt_tokens': 0,
+                'completion_tokens': 0,
+                'local_prompt_tokens': request.local_tokens,
+                'prompt_tokens_match': None,
+                'latency_s': 0.0,
+                'cached': False,
+                'truncated': request.truncated,
+                'budget': request.budget,
+                'transport': request.transport,
+                'cost_usd': cost_usd(self.prices, 0, 0),
+            }
+        known = reply.prompt_tokens >= 0
+        return {
+            'sent': True,
+            'prompt_tokens': reply.prompt_tokens,
+            'completion_tokens': reply.completion_tokens,
+            'local_prompt_tokens': request.local_tokens,
+            'prompt_tokens_match': (reply.prompt_tokens == request.local_tokens) if known else None,
+            'latency_s': reply.latency_s,
+            'cached': reply.cached,
+            'truncated': request.truncated,
+            'budget': request.budget,
+            'transport': request.transport,
+            'cost_usd': cost_usd(
+                self.prices, max(reply.prompt_tokens, 0), max(reply.completion_tokens, 0)
+            ),
+        }
+
+    def cached_record(self, prompt: Any, max_out_len: int) -> Optional[dict]:
+        """The usage record of a prompt answered in an earlier, killed run (from the cache), or
+        None where it is not cached: for predictions a resumed run did not ask again."""
+        request = self.builder.request(prompt, max_out_len, self.generation_kwargs)
+        if request.answer is not None:
+            return self._record(request, None)
+        if self.client.cache is None:
+            return None
+        stored = self.client.cache.get(request_key(request.route, request.body))
+        if stored is None:
+            return None
+        reply = ApiReply(
+            stored['text'],
+            stored.get('prompt_tokens', -1),
+            stored.get('completion_tokens', -1),
+            stored.get('latency_s', 0.0),
+            True,
+        )
+        return self._record(request, reply)
+
+    def chat(self, messages: list[dict], max_out_len: int, temperature: float = 0.0) -> ApiReply:
+        """One chat request of given messages, as they are (no cut): for a judge."""
+        body = {
+            'model': self.settings.path,
+            'messages': messages,
+            'max_tokens': max_out_len,
+            'temperature': temperature,
+        }
+        return self.client.complete('chat/completions', body, f'a chat of {len(messages)} messages')
+
+
+def default_cache_dir(work_dir: str, abbr: str) -> str:
+    """Where a run's replies are cached when the config names no folder: inside the work folder,
+    so ``-r`` (which reuses it) finds them."""
+    return os.path.join(work_dir, 'api_cache', abbr)

@@ -1,0 +1,288 @@
+"""Requests to an OpenAI-compatible endpoint: bounded concurrency, retries that wait as told, and a
+reply cache on disk.
+
+- Concurrency: at most ``concurrency`` requests in flight per endpoint URL in one process, however
+  many models or threads share it.
+- Retries: a timeout, a dropped connection, 408, 409, 429 and 5xx are retried up to ``retry``
+  times, waiting the server's ``Retry-After`` where it gives one, else an exponential backoff with
+  jitter. 401 / 403 (a refused key) and other 4xx (a request the server will never take, such as a
+  context overflow) fail at once, with the server's message, in one line.
+- Cache: each reply is stored under a hash of the request (route and body; never the key or the
+  URL), so a killed run resumed with ``-r`` sends only what it had not been answered, and a
+  server moved to another port still hits the cache.
+- Keys: read from the environment variable the config names, at request time; a key is never
+  stored on an object that is printed, logged, cached or written.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ..atomic import write_text
+from ..errors import ApiError, ModelConfigError
+
+RETRIED_STATUS = frozenset({408, 409, 429})
+_LIMITS: dict[str, threading.BoundedSemaphore] = {}
+_LIMITS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class ApiReply:
+    """One answer and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool
+    finish_reason: Optional[str] = None
+
+
+def cost_usd(prices: Optional[dict], prompt_tokens: int, completion_tokens: int) -> Optional[float]:
+    """US dollars for the tokens at ``prices`` (``prompt`` and ``completion``, USD per 1M
+    tokens); None where no prices are given."""
+    if not prices:
+        return None
+    return (
+        prompt_tokens * prices.get('prompt', 0) + completion_tokens * prices.get('completion', 0)
+    ) / 1e6
+
+
+def check_prices(prices: Optional[dict], who: str) -> None:
+    if prices is None:
+        return
+    if not isinstance(prices, dict) or set(prices) - {'prompt', 'completion'}:
+        raise ModelConfigError(
+            f'{who}: prices must be dict(prompt=USD per 1M tokens, completion=USD per 1M '
+            f'tokens), not {prices!r}'
+        )
+    for name, value in prices.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ModelConfigError(f'{who}: prices[{name!r}] must be a number >= 0, not {value!r}')
+
+
+def request_key(route: str, body: dict) -> str:
+    """The cache key of a request: a hash of its route and canonical body."""
+    canonical = json.dumps([route, body], sort_keys=True, ensure_ascii=False, separators=(',', ':'))
+    return hashlib.sha256(canonical.encode('utf-8')).hexdigest()
+
+
+class ReplyCache:
+    """One JSON file per answered request, named by its key, written atomically."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f'{key}.json'
+
+    def get(self, key: str) -> Optional[dict]:
+        path = self._path(key)
+        try:
+            stored = json.loads(path.read_text(encoding='utf-8'))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return None  # a damaged entry is asked again, and rewritten
+        return stored if isinstance(stored, dict) and isinstance(stored.get('text'), str) else None
+
+    def put(self, key: str, reply: ApiReply) -> None:
+        stored = {
+            'text': reply.text,
+            'prompt_tokens': reply.prompt_tokens,
+            'completion_tokens': reply.completion_tokens,
+            'latency_s': reply.latency_s,
+            'finish_reason': reply.finish_reason,
+        }
+        write_text(self._path(key), json.dumps(stored, ensure_ascii=False))
+
+
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    """Seconds from a Retry-After header (seconds, or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _server_message(response) -> str:
+    """The error the server gave, in one line, short."""
+    try:
+        payload = response.json()
+        error = payload.get('error', payload) if isinstance(payload, dict) else payload
+        message = (
+            error.get('message', error.get('detail', error)) if isinstance(error, dict) else error
+        )
+    except ValueError:
+        message = response.text
+    return ' '.join(str(message).split())[:300]
+
+
+def _usage_count(usage: dict, name: str) -> int:
+    value = usage.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else -1
+
+
+class EndpointClient:
+    """POSTs JSON to one OpenAI-compatible base URL (see the module)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        key_env: Optional[str] = None,
+        timeout: float = 600.0,
+        retry: int = 5,
+        concurrency: int = 8,
+        backoff_s: float = 1.0,
+        max_wait_s: float = 120.0,
+        cache_dir: Optional[str] = None,
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(('http://', 'https://')):
+            raise ModelConfigError(
+                f'url must be an http(s) base URL such as http://HOST:PORT/v1, not {url!r}'
+            )
+        for name, value in (('retry', retry), ('concurrency', concurrency)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < (name == 'concurrency')
+            ):
+                raise ModelConfigError(
+                    f'{name} must be a whole number >= {int(name == "concurrency")}, not {value!r}'
+                )
+        if key_env is not None and (not isinstance(key_env, str) or not key_env):
+            raise ModelConfigError(f'key_env must name an environment variable, not {key_env!r}')
+        self.url = url.rstrip('/')
+        self.key_env, self.timeout, self.retry = key_env, timeout, retry
+        self.backoff_s, self.max_wait_s = backoff_s, max_wait_s
+        self.cache = ReplyCache(cache_dir) if cache_dir else None
+        self._local = threading.local()
+        self._random = random.Random()
+        with _LIMITS_LOCK:
+            self._limit = _LIMITS.setdefault(self.url, threading.BoundedSemaphore(concurrency))
+
+    def check_key(self) -> None:
+        """Fail before any request if the named key is not set."""
+        if self.key_env and not os.environ.get(self.key_env):
+            raise ModelConfigError(
+                f'the API key variable {self.key_env} is not set: export {self.key_env}=... '
+                'in the shell that runs OpenCompass (keys are never read from configs)'
+            )
+
+    def _headers(self) -> dict:
+        headers = {'Content-Type': 'application/json'}
+        if self.key_env:
+            self.check_key()
+            headers['Authorization'] = f'Bearer {os.environ[self.key_env]}'
+        return headers
+
+    def _session(self):
+        session = getattr(self._local, 'session', None)
+        if session is None:
+            import requests
+
+            session = self._local.session = requests.Session()
+        return session
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.max_wait_s, self.backoff_s * 2**attempt) * (0.5 + self._random.random() / 2)
+
+    def complete(self, route: str, body: dict, what: str) -> ApiReply:
+        """The reply to one request, from the cache where it was answered before; ``what``
+        names the request in errors."""
+        key = request_key(route, body) if self.cache else None
+        if key and (stored := self.cache.get(key)) is not None:
+            return ApiReply(
+                stored['text'],
+                stored.get('prompt_tokens', -1),
+                stored.get('completion_tokens', -1),
+                stored.get('latency_s', 0.0),
+                True,
+                stored.get('finish_reason'),
+            )
+        payload = json.dumps(body, ensure_ascii=False).encode('utf-8')
+        with self._limit:
+            reply = self._post(
+                route, payload, what, 'message' if route.startswith('chat') else 'text'
+            )
+        if key:
+            self.cache.put(key, reply)
+        return reply
+
+    def _post(self, route: str, payload: bytes, what: str, kind: str) -> ApiReply:
+        import requests
+
+        url = f'{self.url}/{route}'
+        failure = ''
+        for attempt in range(self.retry + 1):
+            started = time.perf_counter()
+            try:
+                response = self._session().post(
+                    url, data=payload, headers=self._headers(), timeout=self.timeout
+                )
+            except (requests.Timeout, requests.ConnectionError) as exc:
+                failure = f'{type(exc).__name__} ({" ".join(str(exc).split())[:200]})'
+                wait = self._backoff(attempt)
+            else:
+                latency = time.perf_counter() - started
+                status = response.status_code
+                if 200 <= status < 300:
+                    return self._reply(response, latency, url, what, kind)
+                message = _server_message(response)
+                if status in (401, 403):
+                    source = (
+                        f'the key in ${self.key_env}' if self.key_env else 'no key (key_env unset)'
+                    )
+                    raise ApiError(
+                        f'{url} refused {source} for {what}: HTTP {status} {message}; set a '
+                        'valid key in that variable'
+                    )
+                if status not in RETRIED_STATUS and status < 500:
+                    raise ApiError(f'{url} rejected {what}: HTTP {status} {message}')
+                failure = f'HTTP {status} {message}'
+                told = _retry_after(response.headers.get('Retry-After'))
+                wait = min(told, self.max_wait_s) if told is not None else self._backoff(attempt)
+            if attempt < self.retry:
+                time.sleep(wait)
+        raise ApiError(
+            f'{url} did not answer {what} after {self.retry + 1} attempts: {failure}; check the '
+            'server and resume the run with -r (answered requests are cached)'
+        )
+
+    @staticmethod
+    def _reply(response, latency: float, url: str, what: str, kind: str) -> ApiReply:
+        try:
+            payload = response.json()
+            choice = payload['choices'][0]
+            text = choice['message']['content'] if kind == 'message' else choice['text']
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise ApiError(
+                f'{url} answered {what} with a body that is not an OpenAI completion: '
+                f'{" ".join(response.text.split())[:200]}'
+            ) from None
+        usage = payload.get('usage') if isinstance(payload.get('usage'), dict) else {}
+        return ApiReply(
+            text if isinstance(text, str) else '',
+            _usage_count(usage, 'prompt_tokens'),
+            _usage_count(usage, 'completion_tokens'),
+            round(latency, 4),
+            False,
+            choice.get('finish_reason'),
+        )

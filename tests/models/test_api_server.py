@@ -1,0 +1,180 @@
+"""LongContextAPI against a real OpenAI-compatible server: ``transformers serve`` on 127.0.0.1,
+serving a tiny random-weight Llama that carries the real Llama-2 SentencePiece tokenizer and chat
+template. The server's own ``usage.prompt_tokens`` is the check of every local count; its access
+log counts the requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from runs import OPENCOMPASS, derived_config, results, run_opencompass
+from test_api import marked_prompt
+
+pytestmark = [pytest.mark.slow, pytest.mark.server]
+WINDOW = 1024
+KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k', 'AdaLEval_bestanswer_1k')
+
+
+class Server:
+    """``transformers serve MODEL`` on a free port of 127.0.0.1; ``requests()`` counts the POSTs
+    its access log shows."""
+
+    def __init__(self, model: Path, log: Path) -> None:
+        self.model, self.log = model, log
+        with socket.socket() as probe:
+            probe.bind(('127.0.0.1', 0))
+            self.port = probe.getsockname()[1]
+        self.url = f'http://127.0.0.1:{self.port}/v1'
+        self.process = None
+
+    def start(self) -> Server:
+        command = Path(sys.executable).with_name('transformers')
+        env = {**os.environ, 'HF_HUB_OFFLINE': '1', 'TRANSFORMERS_VERBOSITY': 'error'}
+        self.process = subprocess.Popen(
+            [
+                str(command),
+                'serve',
+                str(self.model),
+                '--host',
+                '127.0.0.1',
+                '--port',
+                str(self.port),
+                '--device',
+                'cpu',
+                '--log-level',
+                'info',
+            ],
+            stdout=self.log.open('a'),
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f'http://127.0.0.1:{self.port}/health', timeout=2).read()
+                return self
+            except OSError:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.5)
+        self.stop()
+        pytest.fail(f'transformers serve did not start: {self.log.read_text()[-2000:]}')
+
+    def requests(self) -> int:
+        return len(
+            re.findall(r'"POST /v1/(?:chat/)?completions HTTP/1.1" 200', self.log.read_text())
+        )
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture(scope='module')
+def served(tmp_path_factory, tokenizer_folders):
+    pytest.importorskip('fastapi', reason='transformers serve needs the serving extra')
+    pytest.importorskip('uvicorn', reason='transformers serve needs the serving extra')
+    from transformers import AutoTokenizer
+
+    from opencompass_lveval.testing import save_tiny_llama
+
+    folder = tmp_path_factory.mktemp('served')
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folders['llama2'])
+    model = save_tiny_llama(folder / 'tiny-llama', window=4 * WINDOW, tokenizer=tokenizer)
+    server = Server(model, folder / 'server.log').start()
+    yield server
+    server.stop()
+
+
+def api_model(served, **settings) -> dict:
+    return dict(
+        type='opencompass_lveval.models.api.LongContextAPI',
+        abbr='served-llama',
+        path=str(served.model),
+        url=served.url,
+        max_seq_len=WINDOW,
+        max_out_len=8,
+        batch_size=4,
+        concurrency=2,
+        retry=1,
+        timeout=120,
+        run_cfg=dict(num_gpus=0),
+        **settings,
+    )
+
+
+@pytest.mark.parametrize('conversation', [None, 'vicuna'], ids=['chat-template', 'vicuna-text'])
+def test_the_server_counts_what_was_counted_here(served, tmp_path, conversation):
+    """Messages framed by the server's chat template, and a conversation format sent as text:
+    uncut and cut prompts; every request's ``usage.prompt_tokens`` equals the local count, and a
+    cut prompt arrives at exactly the budget."""
+    from opencompass_lveval.models.api import LongContextAPI
+
+    config = api_model(served, conversation=conversation, cache_dir=str(tmp_path / 'cache'))
+    for key in ('type', 'abbr', 'max_out_len', 'batch_size', 'run_cfg'):
+        config.pop(key)
+    model = LongContextAPI(**config)
+    before = served.requests()
+    model.generate([marked_prompt(20), marked_prompt(900), marked_prompt(3000)], max_out_len=8)
+    assert served.requests() - before == 3
+    assert [r['transport'] for r in model.usage] == ['text' if conversation else 'messages'] * 3
+    assert [r['truncated'] for r in model.usage] == [False, True, True]
+    for record in model.usage:
+        assert record['prompt_tokens'] == record['local_prompt_tokens'], record
+    assert [r['local_prompt_tokens'] for r in model.usage[1:]] == [WINDOW - 8] * 2
+
+
+def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
+    """LV-Eval and Ada-LEval records through ``opencompass``: the server killed mid-run fails the
+    task loudly; ``-r`` finishes it, sending only what had not been answered; every prediction
+    carries its usage, and the server agreed with every local count."""
+    from opencompass_lveval.commands.data import synth
+
+    synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
+    config = derived_config(tmp_path, 'eval_demo.py', keep=KEEP, models=[api_model(served)])
+    total = 3 + 3 + 10
+    work = tmp_path / 'out'
+    run = subprocess.Popen(
+        OPENCOMPASS + [str(config), '-w', str(work)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    start = served.requests()
+    deadline = time.time() + 300
+    while served.requests() - start < 4 and time.time() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    served.stop()
+    run.communicate(timeout=300)
+    folder = sorted(work.iterdir())[-1]
+    logs = ''.join(p.read_text() for p in (folder / 'logs' / 'infer').rglob('*.out'))
+    assert 'ApiError' in logs and 'did not answer' in logs
+    predictions = folder / 'predictions' / 'served-llama'
+    assert len(list(predictions.glob('*.json'))) < len(KEEP)  # not everything was answered
+    cached = len(list((folder / 'api_cache' / 'served-llama').rglob('*.json')))
+    assert cached >= 4
+
+    served.log.write_text('')
+    served.start()
+    run_opencompass(config, tmp_path, {}, '-r', folder.name)
+    assert served.requests() == total - cached  # the cached answers were not asked again
+    assert sorted(results(tmp_path, 'served-llama')) == sorted(KEEP)
+    records = []
+    for path in predictions.glob('*.json'):
+        records += [entry['usage'] for entry in json.loads(path.read_text()).values()]
+    assert len(records) == total
+    for record in records:
+        assert record['prompt_tokens'] == record['local_prompt_tokens'] > 0, record
+        if record['truncated']:
+            assert record['local_prompt_tokens'] == record['budget']

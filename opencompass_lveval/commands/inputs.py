@@ -35,7 +35,13 @@ def add_parser(subparsers) -> None:
         'dataset and record, loading only the tokenizers (no weights, no GPU)',
     )
     parser.add_argument('config')
-    parser.add_argument('--out', required=True, help='a JSON-lines file to write')
+    parser.add_argument('--out', help='a JSON-lines file to write (not with --count-only)')
+    parser.add_argument(
+        '--count-only',
+        action='store_true',
+        help='write nothing: print the prompt tokens (and, for API models with prices, the '
+        'cost) per model x dataset, to know what a run costs before it starts',
+    )
     parser.add_argument('--models', type=_names, help='model abbrs, comma-separated')
     parser.add_argument('--datasets', type=_names, help='dataset abbrs, comma-separated')
     parser.add_argument('--limit', type=COUNT, help='records per dataset (default: all)')
@@ -43,12 +49,15 @@ def add_parser(subparsers) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    if bool(args.out) == args.count_only:
+        raise ValueError('give --out FILE to write the inputs, or --count-only to count them')
     return run(
         config=args.config,
         out=args.out,
         models=args.models,
         datasets=args.datasets,
         limit=args.limit,
+        count_only=args.count_only,
     )
 
 
@@ -103,16 +112,22 @@ def describe(tokenizer, item: ModelInput) -> list[str]:
 def run(
     *,
     config: str,
-    out: str,
+    out: Optional[str],
     models: Optional[list[str]] = None,
     datasets: Optional[list[str]] = None,
     limit: Optional[int] = None,
+    count_only: bool = False,
 ) -> int:
-    """Write the JSON lines to ``out``, each model x dataset in turn; print the summary."""
+    """Write the JSON lines to ``out`` (none with ``count_only``), each model x dataset in turn;
+    print the summary."""
+    import contextlib
+    import io
+
     from mmengine.config import Config
     from opencompass.utils import build_dataset_from_cfg
 
     from ..atomic import atomic_open
+    from ..models.api import LongContextAPI
     from ..models.base import LongContextModel
     from ..models.template import prompt_parser
     from ..runner.infer_task import model_class
@@ -122,22 +137,26 @@ def run(
     dataset_cfgs = _pick(cfg['datasets'], datasets, 'datasets')
     built = {d['abbr']: build_dataset_from_cfg(d) for d in dataset_cfgs}
     summary, written = [], 0
-    with atomic_open(out) as stream:
+    sink = contextlib.nullcontext(io.StringIO()) if count_only else atomic_open(out)
+    with sink as stream:
         for model_cfg in model_cfgs:
             cls = model_class(model_cfg)
-            if not (isinstance(cls, type) and issubclass(cls, LongContextModel)):
+            if isinstance(cls, type) and issubclass(cls, LongContextAPI):
+                inputs = ApiInputs(cls.request_builder(model_cfg), model_cfg.get('prices'))
+            elif isinstance(cls, type) and issubclass(cls, LongContextModel):
+                inputs = ModelInputs(cls.input_builder(cls.input_settings(model_cfg)))
+            else:
                 summary.append(
                     f'{model_cfg["abbr"]}: not a long-context model wrapper (no '
                     'tokenizer to show); skipped'
                 )
                 continue
-            builder = cls.input_builder(cls.input_settings(model_cfg))
             parser = prompt_parser(model_cfg.get('meta_template'))
             for dataset_cfg in dataset_cfgs:
                 items, lines = _write_pair(
-                    stream,
+                    None if count_only else stream,
                     model_cfg=model_cfg,
-                    builder=builder,
+                    inputs=inputs,
                     parser=parser,
                     dataset_cfg=dataset_cfg,
                     dataset=built[dataset_cfg['abbr']],
@@ -145,59 +164,113 @@ def run(
                 )
                 written += items
                 summary += lines
-    summary.append(f'wrote {written} lines to {out}')
+    if not count_only:
+        summary.append(f'wrote {written} lines to {out}')
     print('\n'.join(summary))
     return 0
 
 
+class ModelInputs:
+    """The ids an in-process wrapper (vLLM, HF) would receive."""
+
+    def __init__(self, builder) -> None:
+        self.builder, self.tokenizer, self.mode = builder, builder.tokenizer, builder.inputs
+
+    def prompt_text(self, parsed) -> str:
+        return self.builder.prompt_text(parsed)
+
+    def make(self, parsed, max_out_len: int) -> tuple[dict, int, bool, int, list[str]]:
+        """(the line's fields, prompt tokens, cut or not, answer tokens at most, summary)."""
+        item = self.builder.build(parsed, max_out_len)
+        fields = {'input_ids': item.ids, 'n_ids': len(item.ids), 'budget': item.budget}
+        return fields, len(item.ids), item.truncated, max_out_len, describe(self.tokenizer, item)
+
+    def cost(self, prompt_tokens: int, answer_tokens: int) -> Optional[float]:
+        return None
+
+
+class ApiInputs:
+    """The request an API model would send: its body (messages, text or ids) and counts."""
+
+    def __init__(self, builder, prices: Optional[dict]) -> None:
+        self.builder, self.prices, self.mode = builder, prices, builder.settings.inputs
+
+    def prompt_text(self, parsed) -> str:
+        return self.builder.builder.prompt_text(parsed)
+
+    def make(self, parsed, max_out_len: int) -> tuple[dict, int, bool, int, list[str]]:
+        request = self.builder.request(parsed, max_out_len)
+        fields = {
+            'route': request.route,
+            'transport': request.transport,
+            'body': request.body,
+            'local_prompt_tokens': request.local_tokens,
+            'budget': request.budget,
+            'answered_without_request': request.answer,
+        }
+        answer = (
+            max(0, request.body.get('max_tokens', max_out_len)) if request.answer is None else 0
+        )
+        tokens = request.local_tokens if request.answer is None else 0
+        shown = request.body.get('messages', [{}])[-1].get('content') or request.body.get('prompt')
+        text = shown if isinstance(shown, str) else f'{len(shown)} ids'
+        lines = [f'    sends  {request.transport} to /v1/{request.route}: {_shown(text[:SHOWN])}']
+        return fields, tokens, request.truncated, answer, lines
+
+    def cost(self, prompt_tokens: int, answer_tokens: int) -> Optional[float]:
+        from ..models.api_client import cost_usd
+
+        return cost_usd(self.prices, prompt_tokens, answer_tokens)
+
+
 def _write_pair(
-    stream, *, model_cfg, builder, parser, dataset_cfg, dataset, limit: Optional[int]
+    stream, *, model_cfg, inputs, parser, dataset_cfg, dataset, limit: Optional[int]
 ) -> tuple[int, list[str]]:
-    """Write one model x dataset's lines; return how many, and its part of the summary."""
+    """Write one model x dataset's lines (none without a stream); return how many, and its part
+    of the summary."""
     from opencompass.registry import ICL_PROMPT_TEMPLATES
 
     from ..runner.infer_task import answer_length
 
     template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
     max_out_len = answer_length(model_cfg, dataset_cfg)
-    items, differing = [], []
+    sizes, cut, answers, differing, first = [], 0, 0, [], None
     for index in range(min(len(dataset.test), limit or len(dataset.test))):
         prompt = template.generate_item(
             dataset.test[index], output_field=dataset.reader.output_column
         )
         parsed = parser.parse_template(prompt, mode='gen')
-        message, expected = builder.prompt_text(parsed), dataset_prompt(prompt)
+        message, expected = inputs.prompt_text(parsed), dataset_prompt(prompt)
         if message != expected:
             differing.append(first_difference(expected, message))
-        item = builder.build(parsed, max_out_len)
-        items.append(item)
-        stream.write(
-            json.dumps(
-                {
-                    'model': model_cfg['abbr'],
-                    'dataset': dataset_cfg['abbr'],
-                    'index': index,
-                    'input_ids': item.ids,
-                    'n_ids': len(item.ids),
-                    'budget': item.budget,
-                    'truncated': item.truncated,
-                    'mode': builder.inputs,
-                    'user_message': message,
-                    'user_message_is_dataset_prompt': message == expected,
-                },
-                ensure_ascii=False,
-            )
-            + '\n'
-        )
-    if not items:
+        fields, tokens, truncated, answer, shown = inputs.make(parsed, max_out_len)
+        sizes.append(tokens)
+        cut += truncated
+        answers += answer
+        first = first or (fields, shown)
+        if stream is not None:
+            line = {
+                'model': model_cfg['abbr'],
+                'dataset': dataset_cfg['abbr'],
+                'index': index,
+                **fields,
+                'truncated': truncated,
+                'mode': inputs.mode,
+                'user_message': message,
+                'user_message_is_dataset_prompt': message == expected,
+            }
+            stream.write(json.dumps(line, ensure_ascii=False) + '\n')
+    if not sizes:
         return 0, []
-    sizes = [len(i.ids) for i in items]
     check = (
         f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing else 'prompt same'
     )
-    return len(items), [
-        f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(items)} records, '
-        f'{min(sizes)}-{max(sizes)} ids, budget {items[0].budget} ({builder.inputs}), '
-        f'{sum(i.truncated for i in items)} cut, {check}; record 0:',
-        *describe(builder.tokenizer, items[0]),
+    cost = inputs.cost(sum(sizes), answers)
+    priced = f', at most ${cost:.2f}' if cost is not None else ''
+    return len(sizes), [
+        f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(sizes)} records, '
+        f'{min(sizes)}-{max(sizes)} prompt tokens ({sum(sizes)} in all, answers at most '
+        f'{answers}{priced}), budget {first[0]["budget"]} ({inputs.mode}), {cut} cut, {check}; '
+        'record 0:',
+        *first[1],
     ]

@@ -153,3 +153,106 @@ def markdown_table() -> str:
             f'{fmt} | {budget} | {backends} | {"yes" if model.trust_remote_code else "no"} |'
         )
     return '\n'.join(lines)
+
+
+# The API models of the papers -------------------------------------------------------------------
+
+OPENAI = 'https://api.openai.com/v1'
+ANTHROPIC = 'https://api.anthropic.com/v1'  # Anthropic's OpenAI-compatible endpoint
+LVEVAL_SYSTEM = 'You are a helpful assistant.'
+
+
+@dataclass(frozen=True)
+class ApiPaperModel:
+    """An API row of a paper: how its official code called the model (``api_inputs.py``)."""
+
+    abbr: str
+    path: str  # the model id the endpoint knows
+    window: int
+    paper: str
+    published: str  # the row's name in the paper's tables
+    official: Optional[str]  # the official API path; None: no official code ran it (exact)
+    max_length: Optional[int] = None  # LV-Eval's --model-max-length
+    system_prompt: Optional[str] = None
+    cheap: bool = False  # Ada-LEval's 200 / 50-sample subsets for API models
+    url: str = OPENAI
+    key_env: str = 'OPENAI_API_KEY'
+    prices: Optional[dict] = None  # USD per 1M tokens at release; check your own
+    note: str = ''
+
+
+# fmt: off
+API_PAPER_MODELS: tuple[ApiPaperModel, ...] = (
+    ApiPaperModel('gpt-3.5-16k', 'gpt-3.5-turbo-1106', 16385, 'lveval', 'GPT-3.5-16k', 'lveval',
+                  15500, LVEVAL_SYSTEM, prices={'prompt': 1.0, 'completion': 2.0},
+                  note='no temperature, no max_tokens (the script sent none)'),
+    ApiPaperModel('gpt-4-8k', 'gpt-4-0613', 8192, 'lveval', 'GPT-4-8k', 'lveval', 7500,
+                  LVEVAL_SYSTEM, prices={'prompt': 30.0, 'completion': 60.0},
+                  note='no temperature, no max_tokens (the script sent none)'),
+    ApiPaperModel('gpt-4-turbo-0125', 'gpt-4-0125-preview', 128000, 'adaleval',
+                  'GPT-4-Turbo-0125', 'adaleval', cheap=True,
+                  prices={'prompt': 10.0, 'completion': 30.0}),
+    ApiPaperModel('gpt-4-turbo-1106', 'gpt-4-1106-preview', 128000, 'adaleval',
+                  'GPT-4-Turbo-1106', 'adaleval', cheap=True,
+                  prices={'prompt': 10.0, 'completion': 30.0}),
+    ApiPaperModel('gpt-3.5-turbo-1106', 'gpt-3.5-turbo-1106', 16385, 'adaleval',
+                  'GPT-3.5-Turbo-1106', 'adaleval', cheap=True,
+                  prices={'prompt': 1.0, 'completion': 2.0}),
+    ApiPaperModel('claude-2', 'claude-2.0', 100000, 'adaleval', 'Claude-2', None, cheap=True,
+                  url=ANTHROPIC, key_env='ANTHROPIC_API_KEY',
+                  prices={'prompt': 8.0, 'completion': 24.0},
+                  note="no official code: exact inputs, cl100k_base counts (Claude's "
+                       'tokenizer is not public; the server count is compared)'),
+)
+# fmt: on
+
+
+def api_entries(paper: Optional[str] = None) -> list[dict]:
+    """Config dicts (without ``type``) for LongContextAPI, one per API row of the papers."""
+    return [
+        dict(
+            abbr=model.abbr,
+            path=model.path,
+            url=model.url,
+            key_env=model.key_env,
+            tokenizer_path='cl100k_base',
+            max_seq_len=model.window,
+            inputs='official' if model.official else 'exact',
+            official=model.official,
+            max_length=model.max_length,
+            system_prompt=model.system_prompt,
+            prices=model.prices,
+            max_out_len=64,
+            batch_size=8,
+            query_per_second=2,
+            concurrency=4,
+            run_cfg=dict(num_gpus=0),
+        )
+        for model in API_PAPER_MODELS
+        if paper is None or model.paper == paper
+    ]
+
+
+def api_markdown_table() -> str:
+    """The README's table of the papers' API rows."""
+    lines = [
+        '| row | model id | window | paper | inputs | budget | system prompt | sampling | '
+        'samples | USD per 1M in / out |',
+        '|---|---|---|---|---|---|---|---|---|---|',
+    ]
+    for model in API_PAPER_MODELS:
+        if model.official == 'lveval':
+            budget, sampling = f'prompt cut to {model.max_length} by halves', 'none sent'
+        elif model.official == 'adaleval':
+            budget = 'no cut; max_tokens = min(1024, window - prompt)'
+            sampling = 'temperature 0'
+        else:
+            budget, sampling = f'{model.window} - answer tokens in all', 'temperature 0'
+        prices = f'{model.prices["prompt"]:g} / {model.prices["completion"]:g}'
+        lines.append(
+            f'| {model.abbr} | {model.path} | {model.window} | {model.paper} | '
+            f'{"official" if model.official else "exact"} | {budget} | '
+            f'{repr(model.system_prompt) if model.system_prompt else "none"} | {sampling} | '
+            f'{"200 / 50 (cheap)" if model.cheap else "all"} | {prices} |'
+        )
+    return '\n'.join(lines)

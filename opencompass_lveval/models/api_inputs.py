@@ -195,12 +195,17 @@ class ApiInputBuilder:
             messages.insert(0, {'role': 'system', 'content': self.system_prompt})
         return messages
 
-    def count_messages(self, messages: list[dict]) -> int:
+    def count_messages(self, messages: list[dict], last_ids: Optional[list[int]] = None) -> int:
+        """The prompt tokens of the messages as the server counts them (``last_ids``: the last
+        message's content ids where the caller has them: a closed API's count is then exact
+        without encoding that content again)."""
         if self.closed:
             encode = self.tokenizer.encode
+            contents = [len(encode(m['content'])) for m in messages[:-1]]
+            contents.append(len(encode(messages[-1]['content']) if last_ids is None else last_ids))
             return CHAT_FRAMING['reply_priming'] + sum(
-                CHAT_FRAMING['per_message'] + len(encode(m['role'])) + len(encode(m['content']))
-                for m in messages
+                CHAT_FRAMING['per_message'] + len(encode(m['role'])) + size
+                for m, size in zip(messages, contents)
             )
         rendered = self.tokenizer.apply_chat_template(
             messages,
@@ -238,10 +243,12 @@ class ApiInputBuilder:
         text = self.builder.prompt_text(prompt)
         budget = self.settings.window - max_out_len
         messages = self._messages(prompt, text)
-        count = self.count_messages(messages)
+        # A closed API counts framing + the content's ids: encoded once, used again for a cut.
+        ids = self.tokenizer.encode(text) if self.closed else None
+        count = self.count_messages(messages, ids)
         truncated = count > budget
         if truncated:
-            cutter = self.builder.prompt_cutter(prompt)
+            cutter = self.builder.prompt_cutter(prompt, ids, text)
             frame = count - len(cutter.prompt_ids)
             if budget - frame <= 0:
                 raise TruncationError(

@@ -1,0 +1,124 @@
+"""The API client's own cost: time per request against a bare tokenization of the prompt, and
+memory with 64 requests in flight.
+
+A local HTTP server (in this process, threads) answers every request at once with an OpenAI
+completion, so what is timed is the client: the request built (the prompt counted, cut where it
+must be), the body serialised and sent, the answer read. Prompts are a book from
+``../shared/corpora``; the tokenizer is cl100k_base (the GPT rows). Cases: a prompt that fits
+(one count), one cut to a 32k window (the cut re-counted until it fits exactly).
+
+    python bench/bench_api.py [--corpora ../shared/corpora] [--words 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+import tracemalloc
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpora import DEFAULT, read_book  # noqa: E402
+
+from opencompass_lveval.models.api import LongContextAPI  # noqa: E402
+
+ANSWER = json.dumps(
+    {
+        'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': 'ok'}}],
+        'usage': {'prompt_tokens': 1, 'completion_tokens': 1},
+    }
+).encode()
+
+
+class Instant(BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+    delay = 0.0
+    received = 0
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers['Content-Length']))
+        Instant.received += 1
+        time.sleep(Instant.delay)
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(ANSWER)))
+        self.end_headers()
+        self.wfile.write(ANSWER)
+
+
+def prompt_of(book: str, words: int) -> list[dict]:
+    text = 'Read the book and answer.\n' + ' '.join(book.split()[:words]) + '\nQuestion: who?'
+    return [{'role': 'HUMAN', 'prompt': text, 'cuttable': (26, len(text) - 14)}]
+
+
+def best(repeat: int, call) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--corpora', type=Path, default=DEFAULT)
+    parser.add_argument('--words', type=int, default=100_000)
+    parser.add_argument('--repeat', type=int, default=3)
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(('127.0.0.1', 0), Instant)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f'http://127.0.0.1:{server.server_address[1]}/v1'
+    book = ' '.join(read_book(p) for p in sorted((args.corpora / 'en').glob('*.txt')))
+    prompt = prompt_of(book, args.words)
+    for window, case in ((1_000_000, 'fits'), (32 * 1024, 'cut to 32k')):
+        model = LongContextAPI(
+            path='gpt-4', max_seq_len=window, tokenizer_path='cl100k_base', url=url,
+            query_per_second=1000,
+        )
+        encode = model.builder.tokenizer.encode
+        text = prompt[0]['prompt']
+        bare = best(args.repeat, lambda: encode(text))
+        ours = best(args.repeat, lambda: model.generate([prompt], 64))
+        tokens = len(encode(text))
+        print(
+            f'{case:>10}: {tokens} prompt tokens; bare tokenization {bare * 1000:.0f} ms, '
+            f'client per request {ours * 1000:.0f} ms ({ours / bare:.2f}x)'
+        )
+    # Memory: 64 requests in flight (the server holds each until all 64 have arrived, and 1 s
+    # more), each prompt an eighth of the words above; measured while all 64 wait for answers.
+    Instant.delay = 3.0
+    model = LongContextAPI(
+        path='gpt-4', max_seq_len=1_000_000, tokenizer_path='cl100k_base', url=url,
+        concurrency=64, query_per_second=1000,
+    )
+    size = args.words // 8
+    prompts = [prompt_of(book[i * 1000 :], size) for i in range(64)]
+    one = len(prompts[0][0]['prompt'].encode('utf-8'))
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    Instant.received = 0
+    sender = threading.Thread(target=model.generate, args=(prompts, 64))
+    sender.start()
+    while Instant.received < 64:
+        time.sleep(0.01)
+    held = tracemalloc.get_traced_memory()[0] - base
+    sender.join()
+    tracemalloc.stop()
+    print(
+        f'64 in flight: {held / 2**20:.1f} MiB held by the client beyond the prompts, '
+        f'{held / 64 / one:.2f} x one prompt ({one / 2**20:.2f} MiB) per request'
+    )
+    server.shutdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -59,11 +59,11 @@ def prompt_of(book: str, words: int) -> list[dict]:
     return [{'role': 'HUMAN', 'prompt': text, 'cuttable': (26, len(text) - 14)}]
 
 
-def best(repeat: int, call) -> float:
+def best(repeat: int, call, *args) -> float:
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
-        call()
+        call(*args)
         times.append(time.perf_counter() - started)
     return min(times)
 
@@ -81,13 +81,16 @@ def main() -> None:
     prompt = prompt_of(book, args.words)
     for window, case in ((1_000_000, 'fits'), (32 * 1024, 'cut to 32k')):
         model = LongContextAPI(
-            path='gpt-4', max_seq_len=window, tokenizer_path='cl100k_base', url=url,
+            path='gpt-4',
+            max_seq_len=window,
+            tokenizer_path='cl100k_base',
+            url=url,
             query_per_second=1000,
         )
         encode = model.builder.tokenizer.encode
         text = prompt[0]['prompt']
-        bare = best(args.repeat, lambda: encode(text))
-        ours = best(args.repeat, lambda: model.generate([prompt], 64))
+        bare = best(args.repeat, encode, text)
+        ours = best(args.repeat, model.generate, [prompt], 64)
         tokens = len(encode(text))
         print(
             f'{case:>10}: {tokens} prompt tokens; bare tokenization {bare * 1000:.0f} ms, '
@@ -97,8 +100,12 @@ def main() -> None:
     # more), each prompt an eighth of the words above; measured while all 64 wait for answers.
     Instant.delay = 3.0
     model = LongContextAPI(
-        path='gpt-4', max_seq_len=1_000_000, tokenizer_path='cl100k_base', url=url,
-        concurrency=64, query_per_second=1000,
+        path='gpt-4',
+        max_seq_len=1_000_000,
+        tokenizer_path='cl100k_base',
+        url=url,
+        concurrency=64,
+        query_per_second=1000,
     )
     size = args.words // 8
     prompts = [prompt_of(book[i * 1000 :], size) for i in range(64)]

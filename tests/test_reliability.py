@@ -472,6 +472,42 @@ def failed_rebuild_keeps_the_data(tmp: Path) -> str:
     return out + f'\nfactrecall_en_1k.jsonl after the failed rebuild: {kept} records'
 
 
+def api_key_variable_unset_stops_before_requests(tmp: Path) -> str:
+    import os
+
+    from opencompass_lveval.models.zoo import api_entries
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    model = dict(type='opencompass_lveval.models.api.LongContextAPI', **api_entries('lveval')[1])
+    dataset = dict(abbr='LVEval_cmrc_mixup_16k', infer_cfg=dict(inferencer=dict(max_out_len=64)))
+    saved = os.environ.pop('OPENAI_API_KEY', None)
+    try:
+        check_before_weights(model, [dataset])
+    except ValueError as exc:
+        return str(exc)
+    finally:
+        if saved is not None:
+            os.environ['OPENAI_API_KEY'] = saved
+    raise AssertionError('an unset key variable passed the pre-run check')
+
+
+def api_setting_misspelled_is_named(tmp: Path) -> str:
+    from opencompass_lveval.models.api import LongContextAPI
+
+    config = dict(
+        path='gpt-4-0613',
+        max_seq_len=8192,
+        tokenizer_path='cl100k_base',
+        url='http://127.0.0.1:9/v1',
+        system_promt='You are a helpful assistant.',
+    )
+    try:
+        LongContextAPI.request_builder(config)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError('a misspelled API setting passed')
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -505,6 +541,8 @@ CASES = {
     'refused-run-strict': refused_run_fails_strict,
     'forged-model-name': forged_model_name_stays_one_cell,
     'failed-rebuild': failed_rebuild_keeps_the_data,
+    'api-key-unset': api_key_variable_unset_stops_before_requests,
+    'api-setting-misspelled': api_setting_misspelled_is_named,
 }
 
 

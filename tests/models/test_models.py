@@ -357,3 +357,36 @@ def test_settings_values_are_checked(key, value, message):
     assert settings == InputSettings(window=4096, path='org/model')
     with pytest.raises(AttributeError):
         settings.inputs = 'official'  # frozen
+
+
+def test_readme_table_of_api_rows_is_the_zoo():
+    from opencompass_lveval.models.zoo import api_markdown_table
+
+    readme = (REPO / 'README.md').read_text('utf-8')
+    table = readme.split('<!-- api-models:start -->\n')[1].split('\n<!-- api-models:end -->')[0]
+    assert table == api_markdown_table()
+
+
+def test_api_rows_are_the_published_rows():
+    """Each API row names a row of its paper's published results, and its window and budget are
+    the official ones (LV-Eval: the window in thousands less 500; Ada-LEval: the wrapper's
+    context windows)."""
+    import csv
+    from pathlib import Path
+
+    from opencompass_lveval.leaderboard import published as published_module
+    from opencompass_lveval.models.inputs import official_max_length
+    from opencompass_lveval.models.zoo import API_PAPER_MODELS
+
+    data = Path(published_module.__file__).parent / 'data'
+    names = {
+        paper: {row['model'] for row in csv.DictReader((data / f'published_{paper}.csv').open())}
+        for paper in ('lveval', 'adaleval')
+    }
+    for model in API_PAPER_MODELS:
+        assert model.published in names[model.paper], model
+        if model.official == 'lveval':
+            assert model.max_length == official_max_length(model.window)
+    windows = {m.path: m.window for m in API_PAPER_MODELS}
+    assert windows['gpt-4-0613'] == 8192 and windows['gpt-3.5-turbo-1106'] == 16385
+    assert windows['gpt-4-0125-preview'] == windows['gpt-4-1106-preview'] == 128000

@@ -47,6 +47,13 @@ def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):
     loogle = next(line for line in table if line.startswith('loogle_SD_mixup,')).split(',')
     assert float(loogle[1]) == scores['LVEval_loogle_SD_mixup_16k']['score']
     assert (run / 'summary' / 'factrecall_heatmap_tiny-llama.png').exists()
+    # Every prediction carries its usage; the report totals them with the inference time.
+    for path in (run / 'predictions' / 'tiny-llama').glob('LVEval_*_16k.json'):
+        records = [entry['usage'] for entry in json.loads(path.read_text()).values()]
+        assert len(records) == 3 and all(0 < r['prompt_tokens'] <= r['budget'] for r in records)
+    usage = (run / 'summary' / 'usage_tiny-llama.csv').read_text().splitlines()
+    total = dict(zip(usage[0].split(','), usage[-1].split(',')))
+    assert total['records'] == '6' and float(total['wall s']) > 0 and total['GPUs'] == '0'
 
 
 def test_random_guess_on_real_stackselect_1k_matches_the_paper(

@@ -88,6 +88,27 @@ class LongContextModel(BaseModel):
         self.tokenizer = self.builder.tokenizer
         eos = getattr(self.tokenizer, 'eos_token', None)
         self.stop_words = sorted(set((stop_words or []) + ([eos] if eos else [])))
+        self.usage: list[dict] = []  # one record per generated answer, in order (infer task)
+
+    def record_usage(self, items: list[ModelInput], completions: list[int], seconds: float) -> None:
+        """A usage record per answer of a batch, in the shape of the API model's (``api.py``):
+        the ids the model received, the ids it generated, and the batch's time shared out."""
+        for item, completion in zip(items, completions):
+            self.usage.append(
+                {
+                    'sent': True,
+                    'prompt_tokens': len(item.ids),
+                    'completion_tokens': completion,
+                    'local_prompt_tokens': len(item.ids),
+                    'prompt_tokens_match': None,
+                    'latency_s': round(seconds / max(1, len(items)), 4),
+                    'cached': False,
+                    'truncated': item.truncated,
+                    'budget': item.budget,
+                    'transport': 'in-process',
+                    'cost_usd': None,
+                }
+            )
 
     @classmethod
     def input_settings(cls, model_cfg: Mapping[str, Any]) -> InputSettings:

@@ -62,9 +62,13 @@ class LongContextHF(LongContextModel):
         stopping_criteria: list[str] = [],
         **kwargs,
     ) -> list[str]:
+        import time
+
         import torch
 
-        batch = [self.input_ids(prompt, max_out_len).ids for prompt in inputs]
+        started = time.perf_counter()
+        items = [self.input_ids(prompt, max_out_len) for prompt in inputs]
+        batch = [item.ids for item in items]
         width = max(map(len, batch))
         pad = self.pad_token_id
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in batch])
@@ -92,7 +96,17 @@ class LongContextHF(LongContextModel):
         texts = self.tokenizer.batch_decode(outputs[:, width:], skip_special_tokens=True)
         for stop in stops:
             texts = [text.split(stop)[0] for text in texts]
+        self.record_usage(items, self._generated(outputs[:, width:]), time.perf_counter() - started)
         return texts
+
+    def _generated(self, rows) -> list[int]:
+        """Ids generated per answer: up to and including the first end-of-sequence id (what
+        follows it is padding), as vLLM and API servers count completion tokens."""
+        eos = self.tokenizer.eos_token_id
+        counts = []
+        for row in rows.tolist():
+            counts.append(row.index(eos) + 1 if eos in row else len(row))
+        return counts
 
     def get_ppl(self, inputs: list, mask_length: Optional[list[int]] = None):
         """Mean token negative log-likelihood of each text (OpenCompass's perplexity scoring),

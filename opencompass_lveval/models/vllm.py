@@ -85,7 +85,11 @@ class LongContextVLLM(LongContextModel):
     def generate(
         self, inputs: list, max_out_len: int, stopping_criteria: list[str] = [], **kwargs
     ) -> list[str]:
-        prompts = [{'prompt_token_ids': self.input_ids(p, max_out_len).ids} for p in inputs]
+        import time
+
+        started = time.perf_counter()
+        items = [self.input_ids(p, max_out_len) for p in inputs]
+        prompts = [{'prompt_token_ids': item.ids} for item in items]
         sampling = {
             'temperature': 0,
             'max_tokens': max_out_len,
@@ -94,6 +98,8 @@ class LongContextVLLM(LongContextModel):
             **kwargs,
         }
         outputs = self.engine.generate(prompts, self._sampling_params(**sampling), use_tqdm=False)
+        completions = [len(output.outputs[0].token_ids) for output in outputs]
+        self.record_usage(items, completions, time.perf_counter() - started)
         return [output.outputs[0].text for output in outputs]
 
 

@@ -1,8 +1,10 @@
-"""What a run cost, per model and length level: the usage records API models leave beside each
-prediction (``models/api.py``: prompt and completion tokens as the server counted them, whether
-the local count agreed, latency, cache hits, cuts, cost), totalled from the predictions files.
+"""What a run cost, per model and length level, from the usage record beside each prediction
+(``LongContextInferTask`` writes them): prompt and completion tokens (an API model's as its server
+counted them, with whether the local count agreed, cache hits and cost; an in-process model's
+as it received and generated them), cuts, latency, and each dataset's inference wall time and
+GPUs (``{abbr}.inference.json`` beside its predictions), with tokens per second.
 
-Runs without usage records (in-process models, older runs) give no table.
+Runs without usage records (other wrappers, older runs) give no table.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ HEADER = [
     'completion tokens',
     'server != local count',
     'latency s',
+    'wall s',
+    'GPUs',
+    'tokens/s',
     'USD',
 ]
 
@@ -41,6 +46,8 @@ class UsageTotal:
     completion_tokens: int = 0
     mismatched: int = 0
     latency_s: float = 0.0
+    wall_s: float = 0.0
+    gpus: int = 0
     cost_usd: Optional[float] = None
 
     def add(self, record: dict) -> None:
@@ -72,6 +79,15 @@ def _records(path: Path) -> list[dict]:
     ]
 
 
+def _inference_record(path: Path) -> dict:
+    """The wall time and GPUs of the inference that wrote ``path`` ({} where none was kept)."""
+    try:
+        record = json.loads(path.with_name(f'{path.stem}.inference.json').read_text('utf-8'))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
     """model -> (benchmark title, level) -> totals, for the datasets whose predictions carry
     usage records."""
@@ -95,6 +111,9 @@ def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
         )
         for record in records:
             total.add(record)
+        inference = _inference_record(path)
+        total.wall_s += max(number(inference.get('wall_s')) or 0.0, 0.0)
+        total.gpus = max(total.gpus, int(number(inference.get('gpus')) or 0))
     return totals
 
 
@@ -111,6 +130,8 @@ def usage_tables(run: Path) -> list[Table]:
                 if name == 'cost_usd':
                     if value is not None:
                         grand.cost_usd = (grand.cost_usd or 0.0) + value
+                elif name == 'gpus':
+                    grand.gpus = max(grand.gpus, value)
                 else:
                     setattr(grand, name, getattr(grand, name) + value)
         rows.append(['all', '', *_values(grand)])
@@ -119,6 +140,7 @@ def usage_tables(run: Path) -> list[Table]:
 
 
 def _values(total: UsageTotal) -> list:
+    tokens = total.prompt_tokens + total.completion_tokens
     return [
         total.records,
         total.sent,
@@ -128,5 +150,8 @@ def _values(total: UsageTotal) -> list:
         total.completion_tokens,
         total.mismatched,
         round(total.latency_s, 2),
+        round(total.wall_s, 2) if total.wall_s else None,
+        total.gpus,
+        round(tokens / total.wall_s, 1) if total.wall_s else None,
         round(total.cost_usd, 4) if total.cost_usd is not None else None,
     ]

@@ -82,15 +82,18 @@ class LongContextInferTask(OpenICLInferTask):
         return super().run(*args, **kwargs)
 
     def _inference(self):
-        """OpenCompass's inference; for an API model, each prediction then gets its usage record
-        (``models/api.py``), and a failed request names the model and dataset."""
-        if not isinstance(self.model, LongContextAPI):
+        """OpenCompass's inference; then each prediction gets its usage record (the model's, in
+        order), the dataset's inference time and GPUs are written beside the predictions
+        (``{abbr}.inference.json``), and a failed API request names the model and dataset."""
+        if not isinstance(getattr(self.model, 'usage', None), list):
             return super()._inference()
         out_path = get_infer_output_path(
             self.model_cfg, self.dataset_cfg, osp.join(self.work_dir, 'predictions')
         )
         self.model.usage = []
-        self.model.sample_offset = _resumed_count(out_path)
+        resumed = _resumed_count(out_path)
+        self.model.sample_offset = resumed
+        started = time.perf_counter()
         try:
             super()._inference()
         except ApiError as exc:
@@ -100,6 +103,20 @@ class LongContextInferTask(OpenICLInferTask):
         if osp.exists(out_path):
             answer = answer_length(self.model_cfg, self.dataset_cfg)
             add_usage(out_path, self.model, answer)
+            timing = {
+                'wall_s': round(time.perf_counter() - started, 3),
+                'gpus': (self.model_cfg.get('run_cfg') or {}).get('num_gpus', 0),
+                'answered': len(self.model.usage),
+                'resumed': resumed,
+            }
+            write_text(inference_record_path(out_path), json.dumps(timing))
+
+
+def inference_record_path(out_path: str) -> str:
+    """Where a dataset's inference time and GPUs are kept, beside its predictions (a name
+    OpenCompass's own readers never match)."""
+    root, _ = osp.splitext(out_path)
+    return f'{root}.inference.json'
 
 
 def _is_api(model_cfg: dict) -> bool:
@@ -122,16 +139,20 @@ def _resumed_count(out_path: str) -> int:
         return 0  # OpenCompass sets a damaged file aside and starts over
 
 
-def add_usage(out_path: str, model: LongContextAPI, max_out_len: int) -> None:
+def add_usage(out_path: str, model: Any, max_out_len: int) -> None:
     """Each prediction of ``out_path`` gets its usage record: this run's, in order, for the
-    predictions it made (the last ones), the cache's for those a killed run made."""
+    predictions it made (the last ones); for those a killed run made, an API model's cache's,
+    else none (null)."""
     with open(out_path, encoding='utf-8') as stream:
         predictions = json.load(stream)
     order = sorted(predictions, key=int)
     fresh = dict(zip(order[len(order) - len(model.usage) :], model.usage))
+    from_cache = getattr(model, 'cached_record', None)  # API models: answers of a killed run
     for index in order:
         entry = predictions[index]
-        record = fresh.get(index) or model.cached_record(entry['origin_prompt'], max_out_len)
+        record = fresh.get(index)
+        if record is None and from_cache is not None:
+            record = from_cache(entry['origin_prompt'], max_out_len)
         entry['usage'] = record
     write_text(out_path, json.dumps(predictions, indent=4, ensure_ascii=False))
 

@@ -173,6 +173,21 @@ def test_hf_wrapper_feeds_the_model_exactly_the_budget(tiny_llama):
     assert long_text.endswith('Answer:<|end|>\n<|assistant|>\n')
     short = [t for t in batch[1].tolist() if t != tokenizer.pad_token_id]
     assert tokenizer.decode(short) == '<|user|>\nQuestion: short?<|end|>\n<|assistant|>\n'
+    # The usage records: the ids each prompt was fed (counted from the batch itself) and answered.
+    assert [r['prompt_tokens'] for r in model.usage] == [512 - 8, len(short)]
+    assert [r['truncated'] for r in model.usage] == [True, False]
+    generated = generate(
+        input_ids=batch,
+        attention_mask=(batch != tokenizer.pad_token_id).long(),
+        max_new_tokens=8,
+        do_sample=False,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    rows = generated[:, batch.shape[1] :].tolist()
+    eos = tokenizer.eos_token_id
+    assert [r['completion_tokens'] for r in model.usage] == [
+        row.index(eos) + 1 if eos in row else len(row) for row in rows
+    ]
 
 
 def test_extractive_baseline_finds_the_fact():

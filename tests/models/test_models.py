@@ -24,7 +24,8 @@ LONG_PROMPT = TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(
 
 
 class FakeEngine:
-    """Stands in for vllm.LLM: records what it is sent, answers with a fixed text."""
+    """Stands in for vllm.LLM: records what it is sent, answers with a fixed text and its ids
+    (vLLM's ``CompletionOutput`` has both)."""
 
     def __init__(self, path, **kwargs):
         self.kwargs = kwargs
@@ -33,7 +34,9 @@ class FakeEngine:
     def generate(self, prompts, params, use_tqdm=True):
         self.calls.append((prompts, params))
         return [
-            types.SimpleNamespace(outputs=[types.SimpleNamespace(text='the miller')])
+            types.SimpleNamespace(
+                outputs=[types.SimpleNamespace(text='the miller', token_ids=[7, 8, 2])]
+            )
             for _ in prompts
         ]
 
@@ -72,6 +75,10 @@ def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm, tokenizer_folder):
     assert model.tokenizer.decode(short_ids) == '<|user|>\nQuestion: short?<|end|>\n<|assistant|>\n'
     assert params['temperature'] == 0 and params['max_tokens'] == 64
     assert '</s>' in params['stop']
+    assert [(r['prompt_tokens'], r['completion_tokens'], r['truncated']) for r in model.usage] == [
+        (len(long_ids), 3, True),
+        (len(short_ids), 3, False),
+    ]
 
 
 def test_vllm_base_model_gets_only_bos(fake_vllm, tokenizer_folder):

@@ -127,7 +127,10 @@ class RecordingEngine:
 
     def generate(self, prompts, params, use_tqdm=True):
         self.sent += [prompt['prompt_token_ids'] for prompt in prompts]
-        return [types.SimpleNamespace(outputs=[types.SimpleNamespace(text='x')]) for _ in prompts]
+        return [
+            types.SimpleNamespace(outputs=[types.SimpleNamespace(text='x', token_ids=[1])])
+            for _ in prompts
+        ]
 
 
 def vllm_wrapper(monkeypatch, folder: Path, **settings):

@@ -286,6 +286,8 @@ def test_prompt_ids_are_sent_as_a_token_list(tmp_path, server, tokenizer_folders
 def test_settings_are_checked_by_name(tmp_path, server):
     with pytest.raises(ModelConfigError, match="did you mean 'system_prompt'"):
         gpt(server, tmp_path, system_promt='hi')
+    with pytest.raises(ModelConfigError, match="unknown setting 'key'; did you mean 'key_env'"):
+        gpt(server, tmp_path, key=SECRET)  # a config cannot hold a key
     with pytest.raises(ModelConfigError, match='official= one of'):
         gpt(server, tmp_path, inputs='official')
     with pytest.raises(ModelConfigError, match='tokenizer_path'):

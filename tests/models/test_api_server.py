@@ -145,7 +145,7 @@ def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
     total = 3 + 3 + 10
     work = tmp_path / 'out'
     run = subprocess.Popen(
-        OPENCOMPASS + [str(config), '-w', str(work)],
+        OPENCOMPASS + [str(config), '-w', str(work), '-m', 'infer'],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -117,6 +117,23 @@ class Benchmark(ABC):
     def tidy(self, row, sizes: Any) -> Iterator[tuple[str, str, str, str, Optional[float]]]:
         """(table, item, size, metric, value) for every number of a row: the tidy CSV."""
 
+    def record_scores(self, result: dict) -> Optional[list[float]]:
+        """Per-record scores in percent from a result's ``details``, whose mean is the metric a
+        board's intervals are about (``interval_metric``); None where the details lack them."""
+        return None
+
+    interval_metric: str = 'score'
+
+    def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
+        """Per record, where its answer first occurs as a fraction of its context (None where it
+        does not), for depth maps; None for datasets that get no depth map."""
+        return None
+
+    def depth_maps(self, model: str, results: dict[str, dict], depths: dict) -> list:
+        """A run's depth maps for one model (``report.depth.DepthMap``): its results (abbr ->
+        result, details included) and the record depths (abbr -> ``record_depths``)."""
+        return []
+
     def json_fields(self, row, sizes: Any) -> dict:
         """Derived values a row's JSON carries beside its results."""
         return {}

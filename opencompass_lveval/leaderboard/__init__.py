@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..atomic import write_text
+from ..intervals import RESAMPLES, SEED
 from .board import Board, build_board
 from .html import page
 from .runs import read_runs
@@ -20,10 +21,15 @@ from .writers import board_tables, markdown, write_csv, write_json
 
 
 def write_leaderboard(
-    paths: list, out: str | Path, with_published: bool = False
+    paths: list,
+    out: str | Path,
+    with_published: bool = False,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> tuple[Board, list[Path]]:
-    """Read the runs, build the board, write ``leaderboard.{md,csv,json,html}`` into ``out``."""
-    board = build_board(read_runs(paths), with_published)
+    """Read the runs, build the board (intervals from ``resamples`` seeded resamples), write
+    ``leaderboard.{md,csv,json,html}`` into ``out``."""
+    board = build_board(read_runs(paths), with_published, resamples, seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     generated = datetime.now().isoformat(sep=' ', timespec='seconds')

@@ -129,9 +129,9 @@ class Benchmark(ABC):
         does not), for depth maps; None for datasets that get no depth map."""
         return None
 
-    def depth_maps(self, model: str, results: dict[str, dict], depths: dict) -> list:
-        """A run's depth maps for one model (``report.depth.DepthMap``): its results (abbr ->
-        result, details included) and the record depths (abbr -> ``record_depths``)."""
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+        """One model's depth maps (``report.depth.DepthMap``) from its results (abbr -> result),
+        per-record scores (abbr -> ``record_scores``) and depths (abbr -> ``record_depths``)."""
         return []
 
     def json_fields(self, row, sizes: Any) -> dict:

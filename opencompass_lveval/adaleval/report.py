@@ -99,7 +99,7 @@ def model_tables(model: str, results: dict, samples: dict) -> list[Table]:
     return tables
 
 
-def depth_maps(model: str, results: dict[str, dict], depths: dict) -> list:
+def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
     """BestAnswer's accuracy by where the best answer stands among the candidates (the
     position-bias variants' results: front, middle, rear) and setting, where a run has them."""
     from ..report.depth import DepthMap

@@ -38,5 +38,20 @@ def write_leaderboard(
     write_text(written[0], markdown(board, tables, generated))
     write_csv(board, written[1])
     write_json(board, written[2], generated)
-    write_text(written[3], page(board, tables, generated))
+    write_text(written[3], page(board, tables, generated, depth_maps(board)))
     return board, written
+
+
+def depth_maps(board: Board) -> list:
+    """(row label, map) for every measured row's depth maps, from the records each row kept."""
+    from .. import benchmarks
+
+    maps = []
+    for row in board.rows:
+        for benchmark in benchmarks.BENCHMARKS:
+            found = row.records.get(benchmark.name, {}).values()
+            results = {r.dataset: r.values for r in found}
+            scores = {r.dataset: r.scores for r in found if r.scores}
+            depths = {r.dataset: r.depths for r in found if r.depths}
+            maps += [(row.label, m) for m in benchmark.depth_maps(results, scores, depths)]
+    return maps

@@ -136,18 +136,17 @@ def record_depths(run: Path, model: str, abbr: str, result: dict) -> Optional[li
     return depths
 
 
-def depth_maps(model: str, results: dict[str, dict], depths: dict[str, list]) -> list:
+def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
     """Score by answer depth and level for each dataset whose answer is in its context."""
     from ..report.depth import depth_map
 
-    levels = levels_in(results)
+    levels = levels_in(depths)
     maps = []
     for task in TASKS:
         columns = {
-            level: (scores, depths[task.abbr(level)])
+            level: (scores[task.abbr(level)], depths[task.abbr(level)])
             for level in levels
-            if task.abbr(level) in depths
-            and (scores := record_scores(results.get(task.abbr(level), {})))
+            if scores.get(task.abbr(level)) and depths.get(task.abbr(level))
         }
         if columns and (found := depth_map(DEPTH_STEM, task.name, columns)):
             maps.append(found)

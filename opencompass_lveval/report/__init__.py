@@ -68,7 +68,12 @@ def depth_maps(benchmark, run: Path, results: dict, out: Path) -> tuple[list, li
             for abbr, result in found.items()
             if (record := benchmark.record_depths(run, model, abbr, result)) is not None
         }
-        maps = benchmark.depth_maps(model, found, depths)
+        scores = {
+            abbr: record
+            for abbr, result in found.items()
+            if (record := benchmark.record_scores(result)) is not None
+        }
+        maps = benchmark.depth_maps(found, scores, depths)
         tables += [as_table(m, model) for m in maps]
         for stem in dict.fromkeys(m.stem for m in maps):
             path = out / f'{stem}_{file_part(model)}.png'

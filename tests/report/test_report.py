@@ -120,6 +120,14 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert '| model | 16k | 32k | 64k | 128k | 256k | avg |' in markdown
 
 
+def percent_scores(results):
+    return {
+        abbr: [100 * d['score'][0] for d in r['details']]
+        for abbr, r in results.items()
+        if r.get('details')
+    }
+
+
 def test_depth_map_cells_are_the_means_per_depth_bin(tmp_path):
     run, per_sample = recorded_run(tmp_path, models=('m',), samples=30)
     results = {p.stem: json.loads(p.read_text()) for p in (run / 'results' / 'm').glob('*.json')}
@@ -131,7 +139,7 @@ def test_depth_map_cells_are_the_means_per_depth_bin(tmp_path):
     assert {abbr.rpartition('_')[0] for abbr in depths} == {
         f'LVEval_{t.name}' for t in TASKS if t.answer_in_context
     }
-    maps = {m.dataset: m for m in depth_maps('m', results, depths)}
+    maps = {m.dataset: m for m in depth_maps(results, percent_scores(results), depths)}
     found = maps['factrecall_en']
     assert found.columns == list(LEVELS) and len(found.rows) == 10
     assert found.placed == found.records == 30 * len(LEVELS)
@@ -150,7 +158,9 @@ def test_depth_map_cells_are_the_means_per_depth_bin(tmp_path):
     depths['LVEval_cmrc_mixup_16k'] = record_depths(
         run, 'm', 'LVEval_cmrc_mixup_16k', results['LVEval_cmrc_mixup_16k']
     )
-    cmrc = {m.dataset: m for m in depth_maps('m', results, depths)}['cmrc_mixup']
+    cmrc = {m.dataset: m for m in depth_maps(results, percent_scores(results), depths)}[
+        'cmrc_mixup'
+    ]
     assert (cmrc.placed, cmrc.records) == (30 * len(LEVELS) - 1, 30 * len(LEVELS))
     assert TASKS_BY_NAME['factrecall_zh'].answer_in_context
 

@@ -124,6 +124,11 @@ class Benchmark(ABC):
 
     interval_metric: str = 'score'
 
+    def pooled_cells(self, cells: list[Cell]) -> list[tuple[str, str, list[Cell]]]:
+        """(item, size, member cells) of the averages it ranks by, each the unweighted mean of
+        its members (LV-Eval's Overall at a level); comparisons pool their differences so."""
+        return []
+
     def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
         """Per record, where its answer first occurs as a fraction of its context (None where it
         does not), for depth maps; None for datasets that get no depth map."""

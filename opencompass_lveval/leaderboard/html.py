@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Optional
 
+from ..intervals import shown as interval_text
 from ..tables import PUBLISHED, BoardTable
 from .board import Board, Row
 from .writers import INTRO, cell, line_status, status
@@ -122,7 +123,7 @@ def _table(table: BoardTable, first: bool) -> str:
         intervals = line.intervals or [None] * len(line.values)
         cells = ''.join(
             f'<td data-value="{_value(v)}"'
-            + (f' data-interval="{escape(shown(i).strip())}"' if i else '')
+            + (f' data-interval="{escape(interval_text(i).strip())}"' if i else '')
             + (f' title="{escape(table.note_label)}: {cell(n)}"' if table.note_label else '')
             + f'>{cell(v)}</td>'
             for v, n, i in zip(line.values, notes, intervals)

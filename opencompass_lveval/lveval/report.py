@@ -153,6 +153,14 @@ def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
     return maps
 
 
+def pooled_cells(cells: list[tuple[str, str]]) -> list[tuple[str, str, list]]:
+    """Overall at every level among ``cells``: the unweighted mean of the 11 datasets."""
+    return [
+        (OVERALL, level, [(t.name, level) for t in TASKS])
+        for level in by_size({level for _, level in cells})
+    ]
+
+
 def _samples(results: dict[str, dict[str, dict]], levels: list[str]) -> dict:
     """(dataset, level) -> model -> bootstrap distribution, at the default settings."""
     cells = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import json
 import random
+import re
+import subprocess
 
 import pytest
 
@@ -37,6 +39,18 @@ def demo_like_run(work, stamp, model, chance, fingerprint='v1', records=40, seed
             scores[task.name, level] = found
             folder = run / 'results' / model
             folder.mkdir(parents=True, exist_ok=True)
+            if task.answer_in_context:  # the answer 'x' at record i's depth i / records
+                prompts = {
+                    str(i): {
+                        'origin_prompt': task.prompt.format(
+                            context='.' * i + 'x' + '.' * (records - 1 - i), input='?'
+                        )
+                    }
+                    for i in range(records)
+                }
+                predictions = run / 'predictions' / model / f'{task.abbr(level)}.json'
+                predictions.parent.mkdir(parents=True, exist_ok=True)
+                predictions.write_text(json.dumps(prompts))
             (folder / f'{task.abbr(level)}.json').write_text(
                 json.dumps(
                     {
@@ -123,3 +137,40 @@ def test_board_intervals_in_every_format(tmp_path):
     assert rows[-1]['intervals'] == 'none: published numbers have no per-record scores'
     page = written[3].read_text()
     assert f'data-interval="[{low:.2f}, {high:.2f}]"' in page and 'class="error-bar"' in page
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_page_renders_intervals_error_bars_and_depth_maps_in_a_real_browser(tmp_path):
+    from test_leaderboard import chromium
+
+    work = tmp_path / 'work'
+    demo_like_run(work, '20260101_000000', 'a', lambda t, lv: 0.7)
+    board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    done = subprocess.run(
+        [
+            chromium(),
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            f'--user-data-dir={tmp_path / "profile"}',
+            '--dump-dom',
+            written[3].as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    assert dom.count('class="error-bar"') == len(LEVELS_SHOWN)
+    assert 'id="depth-maps"' in dom
+    maps = re.findall(r'<table class="depthmap" data-row="a" data-dataset="(\w+)"', dom)
+    assert maps == [t.name for t in TASKS if t.answer_in_context]
+    # 40 records at depths 0, 1/40, ... : 4 per tenth of the context, every cell filled
+    first = dom.split('data-dataset="factrecall_en"')[1].split('</table>')[0]
+    assert first.count('title="4 records"') == 10 * len(LEVELS_SHOWN)
+    assert 'data-interval="[' in dom

@@ -117,6 +117,28 @@ class Benchmark(ABC):
     def tidy(self, row, sizes: Any) -> Iterator[tuple[str, str, str, str, Optional[float]]]:
         """(table, item, size, metric, value) for every number of a row: the tidy CSV."""
 
+    def record_scores(self, result: dict) -> Optional[list[float]]:
+        """Per-record scores in percent from a result's ``details``, whose mean is the metric a
+        board's intervals are about (``interval_metric``); None where the details lack them."""
+        return None
+
+    interval_metric: str = 'score'
+
+    def pooled_cells(self, cells: list[Cell]) -> list[tuple[str, str, list[Cell]]]:
+        """(item, size, member cells) of the averages it ranks by, each the unweighted mean of
+        its members (LV-Eval's Overall at a level); comparisons pool their differences so."""
+        return []
+
+    def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
+        """Per record, where its answer first occurs as a fraction of its context (None where it
+        does not), for depth maps; None for datasets that get no depth map."""
+        return None
+
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+        """One model's depth maps (``report.depth.DepthMap``) from its results (abbr -> result),
+        per-record scores (abbr -> ``record_scores``) and depths (abbr -> ``record_depths``)."""
+        return []
+
     def json_fields(self, row, sizes: Any) -> dict:
         """Derived values a row's JSON carries beside its results."""
         return {}

@@ -13,10 +13,19 @@ import argparse
 import sys
 
 from . import __version__
-from .commands import build, configs_dir, data, dry_run, inputs, leaderboard, report
+from .commands import (
+    build,
+    compare,
+    configs_dir,
+    data,
+    dry_run,
+    inputs,
+    leaderboard,
+    report,
+)
 
 # In the order of ``lveval --help``; each benchmark's own commands come after ``data``.
-BEFORE, AFTER = [configs_dir, data], [report, build, dry_run, inputs, leaderboard]
+BEFORE, AFTER = [configs_dir, data], [report, build, dry_run, inputs, leaderboard, compare]
 
 
 class UsageError(Exception):

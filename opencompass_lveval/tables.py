@@ -30,6 +30,8 @@ class Table:
     stem: str  # file name of its CSV, without extension
     header: list[str]
     rows: list[list]
+    # (low, high) per cell, shaped like ``rows``: 95% bootstrap intervals (``intervals.py``)
+    intervals: Optional[list[list]] = None
 
 
 @dataclass
@@ -41,6 +43,7 @@ class BoardLine:
     values: list[Optional[float]]
     notes: Optional[list[Optional[float]]] = None
     remark: str = ''  # why values are absent, shown with the row's status
+    intervals: Optional[list] = None  # (low, high) or None per value: 95% bootstrap intervals
 
 
 @dataclass

@@ -46,7 +46,7 @@ def test_tiny_llama_through_opencompass(tmp_path, data_dir, monkeypatch):
     table = (run / 'summary' / 'lveval_tiny-llama.csv').read_text().splitlines()
     loogle = next(line for line in table if line.startswith('loogle_SD_mixup,')).split(',')
     assert float(loogle[1]) == scores['LVEval_loogle_SD_mixup_16k']['score']
-    assert (run / 'summary' / 'factrecall_heatmap_tiny-llama.png').exists()
+    assert (run / 'summary' / 'lveval_score_by_answer_depth_tiny-llama.png').exists()
     # Every prediction carries its usage; the report totals them with the inference time.
     for path in (run / 'predictions' / 'tiny-llama').glob('LVEval_*_16k.json'):
         records = [entry['usage'] for entry in json.loads(path.read_text()).values()]

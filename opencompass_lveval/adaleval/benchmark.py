@@ -80,6 +80,9 @@ class AdaLEval(Benchmark):
 
     # Reports and leaderboards: the tables of ``report.py``.
     report = staticmethod(tables.report)
+    record_scores = staticmethod(tables.record_scores)
+    interval_metric = 'accuracy'
+    depth_maps = staticmethod(tables.depth_maps)
     board_tables = staticmethod(tables.board_tables)
     tidy = staticmethod(tables.tidy)
 

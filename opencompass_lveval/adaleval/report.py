@@ -8,18 +8,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
+from ..intervals import NOTE, bootstrap_cells, interval, resamples_in
 from ..sizes import by_size, is_size
 from ..tables import BoardLine, BoardTable, Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
 
 NAME = 'adaleval'
 BOARD_METRICS = ('accuracy', 'instruction_following')
+INTERVAL_METRIC = 'accuracy'  # what the per-record scores average to
+POSITION_STEM = 'adaleval_score_by_answer_position'
 
 
-def setting_of(abbr: str, task: AdaTask) -> Optional[str]:
-    """The setting of a plain abbreviation of ``task`` (``AdaLEval_tsort_256k``), else None
-    (other tasks, position-bias and perplexity variants)."""
-    prefix = task.abbr('')
+def setting_of(abbr: str, task: AdaTask, variant: str = '') -> Optional[str]:
+    """The setting of a plain abbreviation of ``task`` (``AdaLEval_tsort_256k``), or of one of
+    its ``variant`` (``_front``), else None (other tasks and variants)."""
+    prefix = task.abbr('', variant)
     rest = abbr[len(prefix) :]
     return rest if abbr.startswith(prefix) and is_size(rest) else None
 
@@ -42,8 +45,31 @@ def settings_in(task: AdaTask, results_by_model: dict[str, dict]) -> list[str]:
     )
 
 
-def model_tables(model: str, results: dict) -> list[Table]:
-    """Per task: every metric by setting, for one model."""
+def record_scores(result: dict) -> Optional[list[float]]:
+    """Per-record accuracy (100 or 0) from AdaLEvalEvaluator's details."""
+    details = result.get('details')
+    try:
+        return [100.0 * bool(d['correct']) for d in details] if details else None
+    except (KeyError, TypeError):
+        return None
+
+
+def _samples(results: dict[str, dict[str, dict]]) -> dict:
+    """(task, setting) -> model -> bootstrap distribution of the accuracy, default settings."""
+    cells = {
+        (NAME, task.name, setting): {
+            model: scores
+            for model, found in results.items()
+            if (scores := record_scores(found.get(task.abbr(setting), {})))
+        }
+        for task in TASKS
+        for setting in settings_in(task, results)
+    }
+    return bootstrap_cells(cells)
+
+
+def model_tables(model: str, results: dict, samples: dict) -> list[Table]:
+    """Per task: every metric by setting, for one model; accuracy with its interval."""
     tables = []
     for task in TASKS:
         settings = settings_in(task, {model: results})
@@ -51,22 +77,69 @@ def model_tables(model: str, results: dict) -> list[Table]:
             rows = [
                 [m] + [result_value(results, task.abbr(s), m) for s in settings] for m in METRICS
             ]
+            intervals = [
+                [None]
+                + [
+                    interval(samples.get((NAME, task.name, s), {}).get(model))
+                    if m == INTERVAL_METRIC
+                    else None
+                    for s in settings
+                ]
+                for m in METRICS
+            ]
             tables.append(
                 Table(
                     f'Ada-LEval {task.name}, {model}',
                     f'adaleval_{task.name}_{model}',
                     ['metric'] + settings,
                     rows,
+                    intervals,
                 )
             )
     return tables
 
 
+def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
+    """BestAnswer's accuracy by where the best answer stands among the candidates (the
+    position-bias variants' results: front, middle, rear) and setting, where a run has them."""
+    from ..report.depth import DepthMap
+
+    maps = []
+    for task in TASKS:
+        settings = by_size(
+            setting
+            for position in task.positions
+            for abbr in results
+            if (setting := setting_of(abbr, task, f'_{position}'))
+        )
+        if not settings:
+            continue
+        found = [[results.get(task.abbr(s, f'_{p}'), {}) for s in settings] for p in task.positions]
+        maps.append(
+            DepthMap(
+                POSITION_STEM,
+                task.name,
+                list(task.positions),
+                settings,
+                [[result_value({'r': r}, 'r', INTERVAL_METRIC) for r in row] for row in found],
+                [[len(r.get('details') or []) for r in row] for row in found],
+                sum(len(r.get('details') or []) for row in found for r in row),
+                sum(len(r.get('details') or []) for row in found for r in row),
+                'best answer position',
+            )
+        )
+    return maps
+
+
 def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list[Path]]:
-    """Every model's tables, and per task the accuracy plot with the chance line."""
+    """Every model's tables, and per task the accuracy plot with the chance line and error
+    bars."""
     from ..report.plots import plot_lines
 
-    tables = [table for model, found in results.items() for table in model_tables(model, found)]
+    samples = _samples(results)
+    tables = [
+        table for model, found in results.items() for table in model_tables(model, found, samples)
+    ]
     plots = []
     for task in TASKS:
         settings = settings_in(task, results)
@@ -96,6 +169,12 @@ def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table],
             'setting (tokens)',
             'accuracy (%)',
             {'chance (uniform random answer)': chance},
+            errors={
+                model: [
+                    interval(samples.get((NAME, task.name, s), {}).get(model)) for s in settings
+                ]
+                for model in results
+            },
         )
         plots.append(path)
     return tables, plots
@@ -127,6 +206,7 @@ def board_tables(rows: list, settings: dict[str, list[str]]) -> list[BoardTable]
                 row,
                 [_values(row, task, s).get('accuracy') for s in shown],
                 [_values(row, task, s).get('instruction_following') for s in shown],
+                intervals=[interval(row.samples.get(NAME, {}).get((task, s))) for s in shown],
             )
             for row in rows
             if any(t == task for t, _ in row.results.get(NAME, {}))
@@ -138,13 +218,23 @@ def board_tables(rows: list, settings: dict[str, list[str]]) -> list[BoardTable]
                 shown,
                 lines,
                 note_label='instruction following',
+                note=NOTE.format(resamples=resamples_in(rows, NAME)),
             )
         )
     return tables
 
 
-def tidy(row, settings: dict[str, list[str]]) -> Iterator[tuple[str, str, str, str, float]]:
+def tidy(row, settings: dict[str, list[str]]) -> Iterator[tuple]:
+    """(table, item, setting, metric, value, interval): accuracy with its interval."""
     for task, shown in settings.items():
         for setting in shown:
             for name, value in _values(row, task, setting).items():
-                yield task, task, setting, name, value
+                found = row.samples.get(NAME, {}).get((task, setting))
+                yield (
+                    task,
+                    task,
+                    setting,
+                    name,
+                    value,
+                    (interval(found) if name == INTERVAL_METRIC else None),
+                )

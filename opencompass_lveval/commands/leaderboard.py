@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from .arguments import COUNT
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -28,18 +30,40 @@ def add_parser(subparsers) -> None:
         action='store_true',
         help='exit 1 when any asked-for result is missing or conflicts',
     )
+    parser.add_argument(
+        '--resamples',
+        type=COUNT,
+        default=1000,
+        help='bootstrap resamples for the 95%% intervals (default 1000)',
+    )
+    parser.add_argument('--seed', type=int, default=0, help='seed of the resamples (default 0)')
     parser.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace) -> int:
-    return run(runs=args.runs, out=args.out, published=args.published, strict=args.strict)
+    return run(
+        runs=args.runs,
+        out=args.out,
+        published=args.published,
+        strict=args.strict,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
 
 
-def run(*, runs: list[str], out: str, published: bool = False, strict: bool = False) -> int:
+def run(
+    *,
+    runs: list[str],
+    out: str,
+    published: bool = False,
+    strict: bool = False,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> int:
     from ..leaderboard import write_leaderboard
     from ..tables import MEASURED
 
-    board, written = write_leaderboard(runs, out, published)
+    board, written = write_leaderboard(runs, out, published, resamples, seed)
     measured = [row for row in board.rows if row.kind == MEASURED]
     print(
         f'{len(measured)} measured rows, {len(board.rows) - len(measured)} published rows, '

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..atomic import write_text
+from ..intervals import RESAMPLES, SEED
 from .board import Board, build_board
 from .html import page
 from .runs import read_runs
@@ -20,10 +21,15 @@ from .writers import board_tables, markdown, write_csv, write_json
 
 
 def write_leaderboard(
-    paths: list, out: str | Path, with_published: bool = False
+    paths: list,
+    out: str | Path,
+    with_published: bool = False,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> tuple[Board, list[Path]]:
-    """Read the runs, build the board, write ``leaderboard.{md,csv,json,html}`` into ``out``."""
-    board = build_board(read_runs(paths), with_published)
+    """Read the runs, build the board (intervals from ``resamples`` seeded resamples), write
+    ``leaderboard.{md,csv,json,html}`` into ``out``."""
+    board = build_board(read_runs(paths), with_published, resamples, seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     generated = datetime.now().isoformat(sep=' ', timespec='seconds')
@@ -32,5 +38,20 @@ def write_leaderboard(
     write_text(written[0], markdown(board, tables, generated))
     write_csv(board, written[1])
     write_json(board, written[2], generated)
-    write_text(written[3], page(board, tables, generated))
+    write_text(written[3], page(board, tables, generated, depth_maps(board)))
     return board, written
+
+
+def depth_maps(board: Board) -> list:
+    """(row label, map) for every measured row's depth maps, from the records each row kept."""
+    from .. import benchmarks
+
+    maps = []
+    for row in board.rows:
+        for benchmark in benchmarks.BENCHMARKS:
+            found = row.records.get(benchmark.name, {}).values()
+            results = {r.dataset: r.values for r in found}
+            scores = {r.dataset: r.scores for r in found if r.scores}
+            depths = {r.dataset: r.depths for r in found if r.depths}
+            maps += [(row.label, m) for m in benchmark.depth_maps(results, scores, depths)]
+    return maps

@@ -15,7 +15,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
 
+import numpy as np
+
 from .. import benchmarks
+from ..intervals import RESAMPLES, SEED, bootstrap_cells
 from ..tables import MEASURED, PUBLISHED, number
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
@@ -34,6 +37,10 @@ class Row:
     missing: list[tuple[str, str]] = field(default_factory=list)  # (dataset abbr, why)
     conflicts: list[str] = field(default_factory=list)
     provenance: dict = field(default_factory=dict)
+    # benchmark name -> (task, size) -> the cell's result (per-record scores, depths, fingerprint)
+    records: dict[str, dict[tuple[str, str], Result]] = field(default_factory=dict)
+    # benchmark name -> (task, size) -> bootstrap distribution of the cell's mean (``intervals``)
+    samples: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -155,7 +162,7 @@ def _newest_results(runs: list[Run], keys: _Keys, rows: dict) -> dict[RowKey, di
 
 def _fill(row: Row, key: RowKey, results: dict[str, Result], asked: set, runs: list[Run]):
     for dataset, result in results.items():
-        _place(row, dataset, result.values)
+        _place(row, dataset, result)
     row.missing = [(d, _why(row.model, d, runs)) for d in sorted(asked - set(results))]
     modes = {mode for r in results.values() if (mode := r.provenance.get('extraction'))}
     if len(modes) > 1:
@@ -189,17 +196,33 @@ def _digest(parts: list[str]) -> str:
     return hashlib.sha1('\n'.join(parts).encode()).hexdigest()[:12]
 
 
-def _place(row: Row, dataset: str, values: dict) -> None:
-    """A result's numbers in the row, under the benchmark that knows its abbreviation."""
+def _place(row: Row, dataset: str, result: Result) -> None:
+    """A result's numbers (and its records) in the row, under the benchmark that knows its
+    abbreviation."""
     for benchmark in benchmarks.BENCHMARKS:
         cell = benchmark.split_abbr(dataset)
         if cell is None:
             continue
-        found = {metric: number(values.get(metric)) for metric in benchmark.board_metrics}
+        found = {metric: number(result.values.get(metric)) for metric in benchmark.board_metrics}
         kept = {metric: value for metric, value in found.items() if value is not None}
         if kept:
             row.results.setdefault(benchmark.name, {})[cell] = kept
+            row.records.setdefault(benchmark.name, {})[cell] = result
         return
+
+
+def attach_samples(rows: list[Row], resamples: int = RESAMPLES, seed: int = SEED) -> None:
+    """Every measured cell's bootstrap distribution on its row (``Row.samples``), all rows of a
+    cell resampled together; published rows have no per-record scores and get none."""
+    cells: dict[tuple, dict[int, np.ndarray]] = {}
+    for number_, row in enumerate(rows):
+        for name, by_cell in row.records.items():
+            for cell, result in by_cell.items():
+                if result.scores:
+                    cells.setdefault((name, *cell), {})[number_] = np.asarray(result.scores)
+    for (name, *cell), by_row in bootstrap_cells(cells, resamples, seed).items():
+        for number_, distribution in by_row.items():
+            rows[number_].samples.setdefault(name, {})[tuple(cell)] = distribution
 
 
 def _label(rows: list[Row]) -> None:
@@ -240,8 +263,11 @@ def _rank(row: Row, sizes: dict[str, Any]) -> tuple:
     return score is None or not row.complete, -(score or 0), row.label
 
 
-def build_board(runs: list[Run], with_published: bool = False) -> Board:
+def build_board(
+    runs: list[Run], with_published: bool = False, resamples: int = RESAMPLES, seed: int = SEED
+) -> Board:
     measured = measured_rows(runs)
+    attach_samples(measured, resamples, seed)
     sizes = {b.name: b.board_sizes(measured, with_published) for b in benchmarks.BENCHMARKS}
     measured.sort(key=lambda row: _rank(row, sizes))
     rows = measured + published(with_published)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Optional
 
+from ..intervals import shown as interval_text
 from ..tables import PUBLISHED, BoardTable
 from .board import Board, Row
 from .writers import INTRO, cell, line_status, status
@@ -39,6 +40,8 @@ tr.incomplete td.status { color: #b00; }
 .badge { font-size: 0.75em; background: #e0c68a; border-radius: 3px; padding: 0 0.3em; }
 details { text-align: left; font-size: 0.85em; }
 th.sorted-desc::after { content: " \\25BC"; } th.sorted-asc::after { content: " \\25B2"; }
+td[data-interval]::after { content: " " attr(data-interval); font-size: 0.75em; color: #777; }
+table.depthmap td { width: 3.2em; text-align: center; font-size: 0.8em; }
 """
 
 SCRIPT = """
@@ -117,11 +120,13 @@ def _table(table: BoardTable, first: bool) -> str:
         badge = ' <span class="badge">published</span>' if row.kind == PUBLISHED else ''
         shown = row.model if row.kind == PUBLISHED else row.label
         notes = line.notes or [None] * len(line.values)
+        intervals = line.intervals or [None] * len(line.values)
         cells = ''.join(
             f'<td data-value="{_value(v)}"'
+            + (f' data-interval="{escape(interval_text(i).strip())}"' if i else '')
             + (f' title="{escape(table.note_label)}: {cell(n)}"' if table.note_label else '')
             + f'>{cell(v)}</td>'
-            for v, n in zip(line.values, notes)
+            for v, n, i in zip(line.values, notes, intervals)
         )
         extra = (
             f'<td class="status" data-value="{escape(status(row))}">{escape(line_status(line))}'
@@ -193,6 +198,13 @@ def _plot(table: BoardTable) -> str:
             f'<polyline points="{points}" fill="none" stroke="{color}" '
             f'stroke-width="2"{dash}><title>{escape(row.label)}</title></polyline>'
         )
+        for i, bounds in enumerate((line.intervals or [])[: table.plotted]):
+            if bounds is not None and line.values[i] is not None:
+                parts.append(
+                    f'<line class="error-bar" x1="{x(i):.1f}" x2="{x(i):.1f}" '
+                    f'y1="{y(min(bounds[1], top_value)):.1f}" y2="{y(max(bounds[0], 0)):.1f}" '
+                    f'stroke="{color}" stroke-width="1.5" opacity="0.6"/>'
+                )
         ly = top + 14 * number
         parts.append(
             f'<line x1="{left + inner_w + 15}" x2="{left + inner_w + 35}" y1="{ly}" '
@@ -207,7 +219,51 @@ def _plot(table: BoardTable) -> str:
     return '<figure>' + ''.join(parts) + '</figure>'
 
 
-def page(board: Board, tables: list[BoardTable], generated: str) -> str:
+def _color(value: Optional[float]) -> str:
+    """Red (0) to green (100) through yellow, as the report's PNG maps."""
+    if value is None:
+        return '#fff'
+    hue = 120 * max(0.0, min(1.0, value / 100))
+    return f'hsl({hue:.0f}, 70%, 70%)'
+
+
+def _depth_map(label: str, found) -> str:
+    """One row's depth map as a coloured table: depth bins by size, records per cell in the
+    tooltip."""
+    head = '<tr><th class="label">' + escape(found.axis) + '</th>'
+    head += ''.join(f'<th>{escape(c)}</th>' for c in found.columns) + '</tr>'
+    body = ''.join(
+        f'<tr><td class="label">{escape(name)}</td>'
+        + ''.join(
+            f'<td data-value="{_value(v)}" title="{n} records" '
+            f'style="background:{_color(v)}">{"" if v is None else f"{v:.0f}"}</td>'
+            for v, n in zip(values, counts)
+        )
+        + '</tr>'
+        for name, values, counts in zip(found.rows, found.values, found.counts)
+    )
+    return (
+        f'<figure><figcaption>{escape(label)}: {escape(found.dataset)} ({found.placed} of '
+        f'{found.records} records placed)</figcaption><table class="depthmap" '
+        f'data-row="{escape(label)}" data-dataset="{escape(found.dataset)}"><thead>{head}</thead>'
+        f'<tbody>{body}</tbody></table></figure>'
+    )
+
+
+def depth_section(maps: list[tuple[str, object]]) -> str:
+    if not maps:
+        return ''
+    return (
+        '<h2 id="depth-maps">Score by answer depth</h2><p>Mean score (%) of the records whose '
+        'answer first occurs in each tenth of the context, by length; empty where no record '
+        'falls. Hover a cell for its record count.</p>'
+        + ''.join(_depth_map(label, found) for label, found in maps)
+    )
+
+
+def page(
+    board: Board, tables: list[BoardTable], generated: str, maps: Optional[list] = None
+) -> str:
     missing = ''
     if board.missing:
         missing = (
@@ -230,6 +286,7 @@ def page(board: Board, tables: list[BoardTable], generated: str) -> str:
         f'<title>Long-context leaderboard</title><style>{STYLE}</style></head><body>'
         f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
         + ''.join(_table(table, number == 0) for number, table in enumerate(ordered))
+        + depth_section(maps or [])
         + missing
         + (f'<h2>Conflicts</h2><ul>{conflicts}</ul>' if conflicts else '')
         + f'<script>{SCRIPT}</script></body></html>\n'

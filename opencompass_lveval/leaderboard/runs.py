@@ -32,6 +32,8 @@ class Result:
     model: str
     dataset: str
     values: dict  # the result JSON without per-sample details
+    scores: Optional[list[float]] = None  # per-record scores from the details (%), in order
+    depths: Optional[list] = None  # per record, where its answer is (``record_depths``)
 
     @property
     def provenance(self) -> dict:
@@ -136,13 +138,29 @@ def _read_configs(run: Path) -> tuple[dict[str, dict], dict[str, list[str]]]:
     return models, asked
 
 
-def read_run(folder: Path) -> Run:
+def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
+    """A run's results (per-record scores and answer depths kept, details dropped) and configs.
+    ``depths`` caches answer depths by (dataset, data fingerprint): every model evaluated on the
+    same records shares them, so each predictions file is read once per board, not per model."""
+    from .. import benchmarks
+
+    depths = {} if depths is None else depths
     results = []
     if (folder / 'results').is_dir() and any((folder / 'results').glob('*/*.json')):
         for model, by_dataset in read_results(folder).items():
             for dataset, values in by_dataset.items():
-                values = {key: value for key, value in values.items() if key != 'details'}
-                results.append(Result(folder, model, dataset, values))
+                result = Result(
+                    folder, model, dataset, {k: v for k, v in values.items() if k != 'details'}
+                )
+                for benchmark in benchmarks.BENCHMARKS:
+                    if benchmark.split_abbr(dataset) is None:
+                        continue
+                    result.scores = benchmark.record_scores(values)
+                    key = (dataset, result.provenance.get('data_fingerprint'))
+                    if key not in depths or key[1] is None:
+                        depths[key] = benchmark.record_depths(folder, model, dataset, values)
+                    result.depths = depths[key]
+                results.append(result)
     models, asked = _read_configs(folder)
     return Run(folder, results, models, asked)
 
@@ -170,7 +188,8 @@ def read_runs(paths: list) -> list[Run]:
     runs by their start time, so the names order them (file times change when folders are
     copied)."""
     folders = {folder for path in paths for folder in _run_folders(Path(path))}
-    return [read_run(folder) for folder in sorted(folders, key=lambda f: (f.name, str(f)))]
+    depths: dict = {}
+    return [read_run(f, depths) for f in sorted(folders, key=lambda f: (f.name, str(f)))]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -10,6 +10,7 @@ from typing import Optional
 
 from .. import benchmarks
 from ..atomic import atomic_open, write_text
+from ..intervals import interval, shown
 from ..tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
 from .board import Board, Row
 
@@ -51,8 +52,10 @@ def _table(header: list[str], lines: list[list[str]]) -> list[str]:
 
 def _cells(line: BoardLine) -> list[str]:
     notes = line.notes or [None] * len(line.values)
+    intervals = line.intervals or [None] * len(line.values)
     return [
-        cell(v) + (f' ({cell(n)})' if n is not None else '') for v, n in zip(line.values, notes)
+        cell(v) + shown(i) + (f' ({cell(n)})' if n is not None else '')
+        for v, n, i in zip(line.values, notes, intervals)
     ]
 
 
@@ -91,7 +94,8 @@ def _shown(value) -> str:
 
 
 def tidy(board: Board) -> list[dict]:
-    """One record per number: row, kind, benchmark, table, item, level, metric, value."""
+    """One record per number: row, kind, benchmark, table, item, level, metric, value, and its
+    95% interval (low, high) where the benchmark gives one (a measured row's scores)."""
     return [
         dict(
             row=row.label,
@@ -102,16 +106,21 @@ def tidy(board: Board) -> list[dict]:
             level=level,
             metric=metric,
             value=round(value, 2),
+            low=round(found[0][0], 2) if found and found[0] else None,
+            high=round(found[0][1], 2) if found and found[0] else None,
         )
         for row in board.rows
         for benchmark in benchmarks.BENCHMARKS
-        for table, item, level, metric, value in benchmark.tidy(row, board.sizes[benchmark.name])
+        for table, item, level, metric, value, *found in benchmark.tidy(
+            row, board.sizes[benchmark.name]
+        )
         if value is not None
     ]
 
 
 def write_csv(board: Board, path: Path) -> None:
     fields = ['row', 'kind', 'benchmark', 'table', 'item', 'level', 'metric', 'value']
+    fields += ['low', 'high']
     with atomic_open(path, newline='') as stream:
         writer = csv.DictWriter(stream, fieldnames=fields)
         writer.writeheader()
@@ -130,6 +139,15 @@ def _row_json(row: Row, board: Board) -> dict:
             name: {f'{task}_{size}': values for (task, size), values in sorted(cells.items())}
             for name, cells in row.results.items()
         },
+        'intervals': {
+            name: {
+                f'{task}_{size}': interval(distribution)
+                for (task, size), distribution in sorted(cells.items())
+            }
+            for name, cells in row.samples.items()
+        }
+        if row.kind != PUBLISHED
+        else 'none: published numbers have no per-record scores',
     }
     for benchmark in benchmarks.BENCHMARKS:
         if derived := benchmark.json_fields(row, board.sizes[benchmark.name]):

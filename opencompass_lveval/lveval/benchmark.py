@@ -102,6 +102,10 @@ class LVEval(Benchmark):
 
     # Reports and leaderboards: the tables of ``report.py``.
     report = staticmethod(tables.report)
+    record_scores = staticmethod(tables.record_scores)
+    record_depths = staticmethod(tables.record_depths)
+    depth_maps = staticmethod(tables.depth_maps)
+    pooled_cells = staticmethod(tables.pooled_cells)
     board_sizes = staticmethod(tables.board_levels)
     board_tables = staticmethod(tables.board_tables)
     tidy = staticmethod(tables.tidy)

@@ -9,17 +9,22 @@ is the unweighted mean of the 11 datasets (the official leaderboard's rule).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Optional
 
+from ..intervals import NOTE, bootstrap_cells, interval, pooled, resamples_in
+from ..report.results import prediction_parts
 from ..sizes import by_size
-from ..tables import PUBLISHED, BoardLine, BoardTable, Table, file_part, mean, result_value
+from ..tables import PUBLISHED, BoardLine, BoardTable, Table, mean, result_value
 from .tasks import GROUPS, LEVELS, TASKS, split_abbr
 
 NAME = 'lveval'
 OVERALL = 'Overall'  # the task key of published Overall numbers on a board row
-POSITION_BUCKETS = 10
+# cell (dataset, level) -> its bootstrap distribution, None where it has no per-record scores
+DEPTH_STEM = 'lveval_score_by_answer_depth'
+Samples = Callable[[str, str], Optional[object]]
 
 
 def levels_in(abbrs) -> list[str]:
@@ -30,43 +35,33 @@ def levels_in(abbrs) -> list[str]:
 # A run's report ---------------------------------------------------------------------------------
 
 
-def model_table(model: str, results: dict, levels: list[str]) -> Optional[Table]:
-    """Datasets, task-type groups and the per-level average, by level, for one model."""
+def model_table(model: str, results: dict, levels: list[str], samples: Samples) -> Optional[Table]:
+    """Datasets, task-type groups and the per-level average, by level, for one model, with the
+    intervals: a dataset's over its records, an average's resampled within each dataset."""
     grid = {
         task.name: [result_value(results, task.abbr(level)) for level in levels] for task in TASKS
     }
     if all(v is None for row in grid.values() for v in row):
         return None
     rows = [[name] + values + [mean(values)] for name, values in grid.items()]
+    intervals = [
+        [None]
+        + [interval(samples(name, lv)) for lv in levels]
+        + [interval(pooled(samples(name, lv) for lv in levels))]
+        for name in grid
+    ]
     members = [(group, [t.name for t in TASKS if t.group == group]) for group in GROUPS]
     for name, names in members + [('average', [t.name for t in TASKS])]:
         values = [mean([grid[m][i] for m in names]) for i in range(len(levels))]
         rows.append([name] + values + [mean([v for m in names for v in grid[m]])])
-    return Table(f'LV-Eval, {model}', f'lveval_{model}', ['dataset'] + levels + ['avg'], rows)
-
-
-def factrecall_heatmap(
-    results: dict, dataset: str, levels: list[str]
-) -> Optional[list[list[Optional[float]]]]:
-    """Mean per-sample score (%) by needle depth bucket (rows) and level (columns).
-
-    The official factrecall files put the needle at evenly spaced depths in record order, so a
-    record's index gives its depth. Up to ten buckets, fewer when there are fewer samples.
-    """
-    per_level = [results.get(f'LVEval_{dataset}_{level}', {}).get('details') for level in levels]
-    sizes = [len(details) for details in per_level if details]
-    if not sizes:
-        return None
-    buckets = min(POSITION_BUCKETS, min(sizes))
-    grid: list[list[Optional[float]]] = [[None] * len(levels) for _ in range(buckets)]
-    for column, details in enumerate(per_level):
-        if not details:
-            continue
-        scores = [_detail_score(d) for d in details]
-        for bucket in range(buckets):
-            chunk = scores[bucket * len(scores) // buckets : (bucket + 1) * len(scores) // buckets]
-            grid[bucket][column] = 100 * sum(chunk) / len(chunk)
-    return grid
+        intervals.append(
+            [None]
+            + [interval(pooled(samples(m, lv) for m in names)) for lv in levels]
+            + [interval(pooled(samples(m, lv) for m in names for lv in levels))]
+        )
+    return Table(
+        f'LV-Eval, {model}', f'lveval_{model}', ['dataset'] + levels + ['avg'], rows, intervals
+    )
 
 
 def _detail_score(detail: dict) -> float:
@@ -75,43 +70,145 @@ def _detail_score(detail: dict) -> float:
     return float(value[0] if isinstance(value, list) else value)
 
 
+def record_scores(result: dict) -> Optional[list[float]]:
+    """Per-record scores (%) from LVEvalEvaluator's details; their mean is the subset's score."""
+    details = result.get('details')
+    try:
+        return [100 * _detail_score(d) for d in details] if details else None
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _prompt_text(prompt) -> str:
+    """The text of an OpenCompass ``origin_prompt``: a string, or the last HUMAN round's."""
+    if isinstance(prompt, str):
+        return prompt
+    rounds = [p.get('prompt', '') for p in prompt or [] if isinstance(p, dict)]
+    return rounds[-1] if rounds else ''
+
+
+def context_of(prompt: str, template: str) -> Optional[str]:
+    """The context inside a prompt filled from ``template`` (text before ``{context}``, the
+    context, text between ``{context}`` and ``{input}``, the question...); None if it is not one."""
+    head, _, rest = template.partition('{context}')
+    between = rest.partition('{input}')[0]
+    end = prompt.rfind(between)
+    return prompt[len(head) : end] if prompt.startswith(head) and end >= len(head) else None
+
+
+def _origin_prompts(run: Path, model: str, abbr: str) -> Optional[list]:
+    """The origin prompts of a dataset's predictions in a run, in record order (OpenCompass
+    writes ``{abbr}.json``, or ``{abbr}_0.json``, ``{abbr}_1.json``... when it splits one)."""
+    parts = prediction_parts(run / 'predictions' / model, abbr)
+    prompts = []
+    for part in parts:
+        try:
+            found = json.loads(part.read_text(encoding='utf-8'))
+        except (OSError, ValueError):
+            return None
+        prompts += [found[key].get('origin_prompt') for key in sorted(found, key=int)]
+    return prompts or None
+
+
+def record_depths(run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
+    """Where each record's answer (the details' first answer) first occurs in its context, as a
+    fraction, for the datasets whose answer is a span of the context. The context is taken from
+    the run's own predictions (each record's ``origin_prompt``, cut at the dataset's template),
+    so the map follows the records the run used, in whatever order the files hold them."""
+    from ..report.depth import first_depth
+
+    found = split_abbr(abbr)
+    details = result.get('details')
+    if not (found and found[0].answer_in_context and details):
+        return None
+    prompts = _origin_prompts(run, model, abbr)
+    if prompts is None or len(prompts) != len(details):
+        return None
+    depths = []
+    for prompt, detail in zip(prompts, details):
+        context = context_of(_prompt_text(prompt), found[0].prompt)
+        answer = detail.get('answer') if isinstance(detail, dict) else None
+        depths.append(first_depth(context, answer) if context and isinstance(answer, str) else None)
+    return depths
+
+
+def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
+    """Score by answer depth and level for each dataset whose answer is in its context."""
+    from ..report.depth import depth_map
+
+    levels = levels_in(depths)
+    maps = []
+    for task in TASKS:
+        columns = {
+            level: (scores[task.abbr(level)], depths[task.abbr(level)])
+            for level in levels
+            if scores.get(task.abbr(level)) and depths.get(task.abbr(level))
+        }
+        if columns and (found := depth_map(DEPTH_STEM, task.name, columns)):
+            maps.append(found)
+    return maps
+
+
+def pooled_cells(cells: list[tuple[str, str]]) -> list[tuple[str, str, list]]:
+    """Overall at every level among ``cells``: the unweighted mean of the 11 datasets."""
+    return [
+        (OVERALL, level, [(t.name, level) for t in TASKS])
+        for level in by_size({level for _, level in cells})
+    ]
+
+
+def _samples(results: dict[str, dict[str, dict]], levels: list[str]) -> dict:
+    """(dataset, level) -> model -> bootstrap distribution, at the default settings."""
+    cells = {
+        (NAME, task.name, level): {
+            model: scores
+            for model, found in results.items()
+            if (scores := record_scores(found.get(task.abbr(level), {})))
+        }
+        for task in TASKS
+        for level in levels
+    }
+    return bootstrap_cells(cells)
+
+
 def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list[Path]]:
-    """The tables (the model x level averages first) and the plots written to ``out``."""
-    from ..report.plots import plot_heatmaps, plot_lines
+    """The tables (the model x level averages first, with intervals) and the level plot with
+    error bars, written to ``out``."""
+    from ..report.plots import plot_lines
 
     levels = levels_in(abbr for model in results.values() for abbr in model)
-    tables, averages, plots = [], {}, []
+    found = _samples(results, levels)
+    tables, averages, errors = [], {}, {}
     for model, model_results in results.items():
-        table = model_table(model, model_results, levels)
+
+        def samples(task: str, level: str, model=model):
+            return found.get((NAME, task, level), {}).get(model)
+
+        table = model_table(model, model_results, levels, samples)
         if table:
             tables.append(table)
             averages[model] = table.rows[-1][1 : 1 + len(levels)]
+            errors[model] = table.intervals[-1][1 : 1 + len(levels)]
     if not averages:
         return [], []
     header = ['model'] + levels + ['avg']
     rows = [[m] + row + [mean(row)] for m, row in averages.items()]
-    tables.insert(0, Table('LV-Eval average score by length level', 'lveval_levels', header, rows))
+    intervals = [[None] + errors[m] + [t.intervals[-1][-1]] for m, t in zip(averages, tables)]
+    tables.insert(
+        0,
+        Table('LV-Eval average score by length level', 'lveval_levels', header, rows, intervals),
+    )
     path = out / 'lveval_levels.png'
     plot_lines(
         path,
-        'LV-Eval: average over 11 datasets',
+        'LV-Eval: average over 11 datasets (95% bootstrap intervals)',
         levels,
         averages,
         'length level (English words / Chinese characters)',
         'average score (%)',
+        errors=errors,
     )
-    plots.append(path)
-    for model, model_results in results.items():
-        grids = {
-            t.name: grid
-            for t in TASKS
-            if t.haystack and (grid := factrecall_heatmap(model_results, t.name, levels))
-        }
-        if grids:
-            path = out / f'factrecall_heatmap_{file_part(model)}.png'
-            plot_heatmaps(path, model, grids, levels)
-            plots.append(path)
-    return tables, plots
+    return tables, [path]
 
 
 # The leaderboard --------------------------------------------------------------------------------
@@ -138,6 +235,25 @@ def overall(row, level: str) -> Optional[float]:
 def average(row, levels: list[str]) -> Optional[float]:
     """Mean Overall over ``levels``; None unless every one is there."""
     return mean([overall(row, level) for level in levels])
+
+
+def _distribution(row, dataset: str, level: str):
+    """A measured cell's bootstrap distribution (the board attaches them), else None."""
+    return row.samples.get(NAME, {}).get((dataset, level))
+
+
+def _pooled_interval(row, cells) -> Optional[tuple]:
+    """The interval of the unweighted mean of the cells (dataset, level), each resampled within
+    itself; none for published rows (no per-record scores)."""
+    return interval(pooled(_distribution(row, d, lv) for d, lv in cells))
+
+
+def overall_interval(row, level: str):
+    return _pooled_interval(row, [(t.name, level) for t in TASKS])
+
+
+def average_interval(row, levels: list[str]):
+    return _pooled_interval(row, [(t.name, lv) for t in TASKS for lv in levels])
 
 
 def group_score(row, group: str, levels: list[str]) -> Optional[float]:
@@ -171,41 +287,91 @@ def board_tables(rows: list, levels: list[str]) -> list[BoardTable]:
                     r,
                     [overall(r, lv) for lv in levels] + [average(r, levels)],
                     remark=_absent_overall(r, levels),
+                    intervals=[overall_interval(r, lv) for lv in levels]
+                    + [average_interval(r, levels)],
                 )
                 for r in shown
             ],
             headline=True,
             plotted=len(levels),
             note='Overall at a level is the unweighted mean of the 11 datasets there, given '
-            'only where all 11 have a result.',
+            'only where all 11 have a result. ' + NOTE.format(resamples=resamples_in(shown, NAME)),
         ),
         BoardTable(
             f'{NAME}-groups',
             'LV-Eval: task types (mean over datasets and levels)',
             list(GROUPS),
-            [BoardLine(r, [group_score(r, g, levels) for g in GROUPS]) for r in shown],
+            [
+                BoardLine(
+                    r,
+                    [group_score(r, g, levels) for g in GROUPS],
+                    intervals=[_pooled_interval(r, _group_cells(g, levels)) for g in GROUPS],
+                )
+                for r in shown
+            ],
         ),
     ]
     for task in TASKS:
-        lines = [BoardLine(r, [dataset_score(r, task.name, lv) for lv in levels]) for r in shown]
+        lines = [
+            BoardLine(
+                r,
+                [dataset_score(r, task.name, lv) for lv in levels],
+                intervals=[interval(_distribution(r, task.name, lv)) for lv in levels],
+            )
+            for r in shown
+        ]
         tables.append(BoardTable(f'{NAME}-{task.name}', f'LV-Eval {task.name}', levels, lines, 3))
     return tables
 
 
-def tidy(row, levels: list[str]) -> Iterator[tuple[str, str, str, str, Optional[float]]]:
-    """(table, item, level, metric, value) for every number of a row."""
+def _group_cells(group: str, levels: list[str]) -> list[tuple[str, str]]:
+    return [(t.name, lv) for t in TASKS if t.group == group for lv in levels]
+
+
+def tidy(row, levels: list[str]) -> Iterator[tuple]:
+    """(table, item, level, metric, value, interval) for every number of a row."""
     for level in levels:
-        yield 'overall', 'all datasets', level, 'score', overall(row, level)
-    yield 'overall', 'all datasets', 'avg', 'score', average(row, levels)
+        yield (
+            'overall',
+            'all datasets',
+            level,
+            'score',
+            overall(row, level),
+            overall_interval(row, level),
+        )
+    yield (
+        'overall',
+        'all datasets',
+        'avg',
+        'score',
+        average(row, levels),
+        average_interval(row, levels),
+    )
     for group in GROUPS:
-        yield 'group', group, 'all', 'score', group_score(row, group, levels)
+        yield (
+            'group',
+            group,
+            'all',
+            'score',
+            group_score(row, group, levels),
+            _pooled_interval(row, _group_cells(group, levels)),
+        )
     for task in TASKS:
         for level in levels:
-            yield 'dataset', task.name, level, 'score', dataset_score(row, task.name, level)
+            yield (
+                'dataset',
+                task.name,
+                level,
+                'score',
+                dataset_score(row, task.name, level),
+                interval(_distribution(row, task.name, level)),
+            )
 
 
 def json_fields(row, levels: list[str]) -> dict:
     return {
         'overall': {level: overall(row, level) for level in levels},
         'average': average(row, levels),
+        'overall_interval': {level: overall_interval(row, level) for level in levels},
+        'average_interval': average_interval(row, levels),
     }

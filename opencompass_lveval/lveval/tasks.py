@@ -73,6 +73,9 @@ class Task:
     keyword_rules: bool = False  # KPR: keyword and phrase replacement applied
     answer_keywords: bool = False  # records carry answer keywords for the metric's gate
     haystack: bool = False  # a needle in a haystack of books (factrecall), not mixed documents
+    # The answer is a span of the context (the needle, an extracted span): depth maps place each
+    # record by where it first occurs.
+    answer_in_context: bool = False
 
     def abbr(self, level: str) -> str:
         """The OpenCompass dataset abbreviation, e.g. ``LVEval_cmrc_mixup_16k``."""
@@ -99,11 +102,11 @@ TASKS: tuple[Task, ...] = (
     Task('multifieldqa_zh_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_cqa', 133, 64,
          _MULTIFIELDQA_ZH_PROMPT, confusing_facts=True, keyword_rules=True, answer_keywords=True),
     Task('factrecall_en', 'en', 'qa_f1_score', 'factrecall_cqa', 200, 16, _FACTRECALL_EN_PROMPT,
-         confusing_facts=True, keyword_rules=True, haystack=True),
+         confusing_facts=True, keyword_rules=True, haystack=True, answer_in_context=True),
     Task('factrecall_zh', 'zh', 'qa_f1_zh_score', 'factrecall_cqa', 200, 16, _FACTRECALL_ZH_PROMPT,
-         confusing_facts=True, keyword_rules=True, haystack=True),
+         confusing_facts=True, keyword_rules=True, haystack=True, answer_in_context=True),
     Task('cmrc_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_qa', 200, 64,
-         _ZH_MIXUP_PROMPT, keyword_rules=True),
+         _ZH_MIXUP_PROMPT, keyword_rules=True, answer_in_context=True),
     Task('lic_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'multi_hop_cqa', 197, 64, _LIC_PROMPT,
          hops=2, confusing_facts=True, answer_keywords=True),
     Task('dureader_mixup', 'zh', 'rouge_zh_score_blacklist', 'multi_hop_qa', 176, 64,

@@ -16,7 +16,7 @@ from ..errors import ReportError
 from ..tables import file_part
 from .results import find_run, read_results
 from .usage import usage_tables
-from .writers import to_markdown, write_csv
+from .writers import to_markdown, write_csv, write_intervals_csv
 
 __all__ = ['ReportError', 'write_report']
 
@@ -35,6 +35,10 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
         found, plots = benchmark.report(results, out)
         tables += found
         written += plots
+    for benchmark in benchmarks.BENCHMARKS:
+        maps, plots = depth_maps(benchmark, run, results, out)
+        tables += maps
+        written += plots
     if not tables:
         titles = ' or '.join(b.title for b in benchmarks.BENCHMARKS)
         raise ReportError(f'{run}/results has no {titles} results')
@@ -46,7 +50,38 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
         path = out / f'{stem}.csv'
         write_csv(table, path)
         written.append(path)
+    if any(table.intervals for table in tables):
+        path = out / 'intervals.csv'
+        write_intervals_csv(tables, path)
+        written.append(path)
     return written
+
+
+def depth_maps(benchmark, run: Path, results: dict, out: Path) -> tuple[list, list[Path]]:
+    """A benchmark's depth maps for every model: as tables, and one PNG per model and kind of
+    map (``lveval_score_by_answer_depth_{model}.png``...)."""
+    from .depth import as_table
+    from .plots import plot_depth_maps
+
+    tables, plots = [], []
+    for model, found in results.items():
+        depths = {
+            abbr: record
+            for abbr, result in found.items()
+            if (record := benchmark.record_depths(run, model, abbr, result)) is not None
+        }
+        scores = {
+            abbr: record
+            for abbr, result in found.items()
+            if (record := benchmark.record_scores(result)) is not None
+        }
+        maps = benchmark.depth_maps(found, scores, depths)
+        tables += [as_table(m, model) for m in maps]
+        for stem in dict.fromkeys(m.stem for m in maps):
+            path = out / f'{stem}_{file_part(model)}.png'
+            plot_depth_maps(path, model, [m for m in maps if m.stem == stem])
+            plots.append(path)
+    return tables, plots
 
 
 def unique_stems(stems) -> list[str]:

@@ -40,15 +40,28 @@ def plot_lines(
     x_label: str,
     y_label: str,
     dashed: Optional[dict[str, list]] = None,
+    errors: Optional[dict[str, list]] = None,
 ) -> None:
-    """One line per series over the x labels (missing points skipped); dashed grey reference
-    lines (chance) on top."""
+    """One line per series over the x labels (missing points skipped), with error bars where
+    ``errors`` gives a (low, high) interval; dashed grey reference lines (chance) on top."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.2))
     positions = list(range(len(x_labels)))
     for label, values in series.items():
-        points = [(x, v) for x, v in zip(positions, values) if v is not None]
-        axes.plot([p[0] for p in points], [p[1] for p in points], marker='o', label=label)
+        bounds = (errors or {}).get(label) or [None] * len(values)
+        points = [(x, v, b) for x, v, b in zip(positions, values, bounds) if v is not None]
+        (line,) = axes.plot([p[0] for p in points], [p[1] for p in points], marker='o', label=label)
+        bars = [(x, v, b) for x, v, b in points if b is not None]
+        if bars:
+            axes.errorbar(
+                [x for x, _, _ in bars],
+                [v for _, v, _ in bars],
+                yerr=[[v - b[0] for _, v, b in bars], [b[1] - v for _, v, b in bars]],
+                fmt='none',
+                ecolor=line.get_color(),
+                capsize=3,
+                alpha=0.7,
+            )
     for label, values in (dashed or {}).items():
         points = [(x, v) for x, v in zip(positions, values) if v is not None]
         axes.plot(
@@ -62,30 +75,35 @@ def plot_lines(
     axes.set_xlabel(x_label)
     axes.set_ylabel(y_label)
     axes.set_title(title)
-    axes.set_ylim(*y_limits([*series.values(), *(dashed or {}).values()]))
+    highs = [[b[1] if b else None for b in bounds] for bounds in (errors or {}).values()]
+    axes.set_ylim(*y_limits([*series.values(), *(dashed or {}).values(), *highs]))
     axes.grid(alpha=0.3)
     axes.legend(fontsize='small')
     figure.tight_layout()
     save(figure, path)
 
 
-def plot_heatmaps(path: Path, model: str, grids: dict[str, list], levels: list[str]) -> None:
-    """factrecall score by needle depth (rows) and level (columns), one panel per dataset."""
+def plot_depth_maps(path: Path, model: str, maps: list) -> None:
+    """Score by depth (rows, top = start of the context) and size (columns), one panel per
+    dataset; each cell's record count printed in it, empty cells blank."""
     import numpy as np
 
     plt = _pyplot()
     figure, axes = plt.subplots(
-        1, len(grids), figsize=(4.5 * len(grids) + 1, 4.6), squeeze=False, constrained_layout=True
+        1, len(maps), figsize=(4.5 * len(maps) + 1, 4.6), squeeze=False, constrained_layout=True
     )
-    for number, (axis, (dataset, grid)) in enumerate(zip(axes[0], grids.items())):
-        values = np.array([[np.nan if v is None else v for v in row] for row in grid])
+    for number, (axis, found) in enumerate(zip(axes[0], maps)):
+        values = np.array([[np.nan if v is None else v for v in row] for row in found.values])
         image = axis.imshow(values, cmap='RdYlGn', vmin=0, vmax=100, aspect='auto')
-        axis.set_xticks(range(len(levels)), levels)
-        axis.set_yticks(range(len(grid)), [f'{100 * b // len(grid)}%' for b in range(len(grid))])
-        axis.set_xlabel('length level')
+        for (y, x), count in np.ndenumerate(np.array(found.counts)):
+            if count:
+                axis.text(x, y, str(count), ha='center', va='center', fontsize=6, color='#333')
+        axis.set_xticks(range(len(found.columns)), found.columns)
+        axis.set_yticks(range(len(found.rows)), found.rows)
+        axis.set_xlabel('size')
         if number == 0:
-            axis.set_ylabel('needle depth (start of bucket)')
-        axis.set_title(dataset)
-    figure.colorbar(image, ax=axes[0].tolist(), label='score (%)')
-    figure.suptitle(f'factrecall by needle depth and length, {model}')
+            axis.set_ylabel(found.axis)
+        axis.set_title(f'{found.dataset} ({found.placed}/{found.records} placed)', fontsize=9)
+    figure.colorbar(image, ax=axes[0].tolist(), label='score (%) [records per cell]')
+    figure.suptitle(f'score by {maps[0].axis} and size, {model}')
     save(figure, path)

@@ -6,7 +6,9 @@ A work folder (``-w``) holds one folder per run (``20260101_120000/``), each wit
 
 from __future__ import annotations
 
+import glob
 import json
+import re
 from pathlib import Path
 
 from ..errors import ReportError
@@ -78,3 +80,25 @@ def read_results(run: Path) -> dict[str, dict[str, dict]]:
     if not results:
         raise ReportError(f'{run}/results holds no result files; the evaluation did not finish')
     return results
+
+
+def prediction_parts(folder: Path, abbr: str) -> list[Path]:
+    """A dataset's predictions files in record order: OpenCompass writes ``{abbr}.json``, or
+    ``{abbr}_0.json``, ``{abbr}_1.json``... when it splits a dataset (never a file beside them,
+    such as ``{abbr}.inference.json``)."""
+    whole = folder / f'{abbr}.json'
+    if whole.is_file():
+        return [whole]
+    part = re.compile(re.escape(abbr) + r'_(\d+)\.json')
+    numbered = [
+        (int(match[1]), path)
+        for path in folder.glob(f'{glob.escape(abbr)}_*.json')
+        if (match := part.fullmatch(path.name))
+    ]
+    return [path for _, path in sorted(numbered)]
+
+
+def dataset_of(path: Path) -> str:
+    """The dataset abbreviation of a predictions file (``{abbr}.json`` or ``{abbr}_N.json``);
+    callers check it against the benchmarks."""
+    return re.sub(r'_\d+$', '', path.stem) if re.search(r'_\d+$', path.stem) else path.stem

@@ -17,6 +17,7 @@ from typing import Optional
 from ..errors import ReportError
 from ..sizes import parse_size
 from ..tables import Table, number
+from .results import dataset_of
 
 HEADER = [
     'benchmark',
@@ -95,10 +96,10 @@ def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
 
     totals: dict[str, dict[tuple[str, str], UsageTotal]] = {}
     for path in sorted((run / 'predictions').glob('*/*.json')):
-        if path.name.startswith('tmp_'):
+        if path.name.startswith('tmp_') or path.name.endswith('.inference.json'):
             continue
         for benchmark in benchmarks.BENCHMARKS:
-            cell = benchmark.split_abbr(path.stem)
+            cell = benchmark.split_abbr(dataset_of(path))
             if cell is not None:
                 break
         else:

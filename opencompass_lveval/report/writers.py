@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from ..atomic import atomic_open
+from ..intervals import shown
 from ..tables import Table, csv_text, markdown_text
 
 
@@ -22,7 +23,11 @@ def to_markdown(table: Table) -> str:
         '| ' + ' | '.join(markdown_text(h) for h in table.header) + ' |',
         '|' + '---|' * len(table.header),
     ]
-    lines += ['| ' + ' | '.join(markdown_cell(v) for v in row) + ' |' for row in table.rows]
+    intervals = table.intervals or [[None] * len(row) for row in table.rows]
+    lines += [
+        '| ' + ' | '.join(markdown_cell(v) + shown(i) for v, i in zip(row, found)) + ' |'
+        for row, found in zip(table.rows, intervals)
+    ]
     return '\n'.join(lines) + '\n'
 
 
@@ -35,3 +40,18 @@ def write_csv(table: Table, path: Path) -> None:
         writer = csv.writer(stream)
         writer.writerow([csv_text(h) for h in table.header])
         writer.writerows([[csv_cell(v) for v in row] for row in table.rows])
+
+
+def write_intervals_csv(tables: list[Table], path: Path) -> None:
+    """Every interval of the report's tables, one line each (the value CSVs keep their shape)."""
+    with atomic_open(path, newline='') as stream:
+        writer = csv.writer(stream)
+        writer.writerow(['table', 'row', 'column', 'value', 'low', 'high'])
+        for table in tables:
+            for row, found in zip(table.rows, table.intervals or []):
+                for column, value, bounds in zip(table.header, row, found):
+                    if bounds is not None:
+                        writer.writerow(
+                            [csv_text(table.name), csv_text(row[0]), csv_text(column)]
+                            + [csv_cell(value), round(bounds[0], 2), round(bounds[1], 2)]
+                        )

@@ -11,8 +11,8 @@ from parity_data import REPO
 from opencompass_lveval.cli import main
 from opencompass_lveval.errors import ReportError
 from opencompass_lveval.lveval.metrics import subset_score
-from opencompass_lveval.lveval.report import factrecall_heatmap
-from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+from opencompass_lveval.lveval.report import depth_maps, record_depths
+from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME
 from opencompass_lveval.report import write_report
 
 
@@ -33,6 +33,8 @@ def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
                     {'example_abbr': f'{task.abbr(level)}_{i}', 'score': [s]}
                     for i, s in enumerate(scores)
                 ]
+                if task.answer_in_context:
+                    write_predictions(run, model, task, level, details, rng)
                 (folder / f'{task.abbr(level)}.json').write_text(
                     json.dumps({'score': subset_score(scores), 'details': details})
                 )
@@ -50,6 +52,23 @@ def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
                 )
             )
     return run, per_sample
+
+
+def write_predictions(run, model, task, level, details, rng):
+    """The run's predictions for a dataset whose answer is in its context: each origin prompt
+    the dataset's template filled with a context holding the answer (also in the details) at a
+    random depth, recorded as ``depth`` for the test to read back."""
+    folder = run / 'predictions' / model
+    folder.mkdir(parents=True, exist_ok=True)
+    predictions = {}
+    for index, detail in enumerate(details):
+        at = rng.randrange(100)
+        context = 'x' * at + 'NEEDLE' + 'y' * (99 - at)  # 105 characters, the answer at `at`
+        detail['answer'] = 'NEEDLE'
+        detail['depth'] = at / len(context)
+        prompt = task.prompt.format(context=context, input='Where is it?')
+        predictions[str(index)] = {'origin_prompt': prompt, 'prediction': '', 'gold': ['NEEDLE']}
+    (folder / f'{task.abbr(level)}.json').write_text(json.dumps(predictions))
 
 
 def read_csv(path):
@@ -93,7 +112,7 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert {
         'lveval_levels.png',
         'adaleval_bestanswer_accuracy.png',
-        'factrecall_heatmap_model-a.png',
+        'lveval_score_by_answer_depth_model-a.png',
         'long_context_report.md',
     } <= names
     assert 'tsort' not in ' '.join(names)  # no TSort results, no TSort table or plot
@@ -101,14 +120,49 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert '| model | 16k | 32k | 64k | 128k | 256k | avg |' in markdown
 
 
-def test_factrecall_heatmap_buckets_follow_record_order(tmp_path):
-    run, per_sample = recorded_run(tmp_path, models=('m',), samples=20)
+def percent_scores(results):
+    return {
+        abbr: [100 * d['score'][0] for d in r['details']]
+        for abbr, r in results.items()
+        if r.get('details')
+    }
+
+
+def test_depth_map_cells_are_the_means_per_depth_bin(tmp_path):
+    run, per_sample = recorded_run(tmp_path, models=('m',), samples=30)
     results = {p.stem: json.loads(p.read_text()) for p in (run / 'results' / 'm').glob('*.json')}
-    grid = factrecall_heatmap(results, 'factrecall_en', list(LEVELS))
-    assert len(grid) == 10 and len(grid[0]) == 5
-    scores = per_sample['m', 'LVEval_factrecall_en_64k']
-    assert grid[3][2] == pytest.approx(100 * sum(scores[6:8]) / 2)
-    assert factrecall_heatmap({}, 'factrecall_en', list(LEVELS)) is None
+    depths = {
+        abbr: found
+        for abbr, result in results.items()
+        if (found := record_depths(run, 'm', abbr, result)) is not None
+    }
+    assert {abbr.rpartition('_')[0] for abbr in depths} == {
+        f'LVEval_{t.name}' for t in TASKS if t.answer_in_context
+    }
+    maps = {m.dataset: m for m in depth_maps(results, percent_scores(results), depths)}
+    found = maps['factrecall_en']
+    assert found.columns == list(LEVELS) and len(found.rows) == 10
+    assert found.placed == found.records == 30 * len(LEVELS)
+    for column, level in enumerate(LEVELS):  # a direct loop over the records
+        details = results[f'LVEval_factrecall_en_{level}']['details']
+        assert [d['depth'] for d in details] == pytest.approx(
+            depths[f'LVEval_factrecall_en_{level}']
+        )
+        for depth_bin in range(10):
+            scores = [100 * d['score'][0] for d in details if int(d['depth'] * 10) == depth_bin]
+            expected = sum(scores) / len(scores) if scores else None
+            assert found.counts[depth_bin][column] == len(scores)
+            assert found.values[depth_bin][column] == pytest.approx(expected)
+    # a record whose answer is not in its context is left out, and counted
+    results['LVEval_cmrc_mixup_16k']['details'][0]['answer'] = 'absent'
+    depths['LVEval_cmrc_mixup_16k'] = record_depths(
+        run, 'm', 'LVEval_cmrc_mixup_16k', results['LVEval_cmrc_mixup_16k']
+    )
+    cmrc = {m.dataset: m for m in depth_maps(results, percent_scores(results), depths)}[
+        'cmrc_mixup'
+    ]
+    assert (cmrc.placed, cmrc.records) == (30 * len(LEVELS) - 1, 30 * len(LEVELS))
+    assert TASKS_BY_NAME['factrecall_zh'].answer_in_context
 
 
 def test_report_command_and_its_errors(tmp_path, capsys):

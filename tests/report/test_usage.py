@@ -39,7 +39,8 @@ def test_usage_is_totalled_per_level_and_in_all(tmp_path):
     write_predictions(tmp_path, 'gpt', 'LVEval_cmrc_mixup_32k', [record(300, 1, match=False)])
     timing = tmp_path / 'predictions' / 'gpt' / 'LVEval_factrecall_en_16k.inference.json'
     timing.write_text(json.dumps({'wall_s': 3.0, 'gpus': 0}))
-    write_predictions(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k', [record(0, 0, sent=False)])
+    write_predictions(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_0', [record(0, 0, sent=False)])
+    write_predictions(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_1', [record(10, 1)])  # split parts
     write_predictions(tmp_path, 'local-hf', 'LVEval_factrecall_en_16k', [])  # no records: no table
     (tables,) = usage_tables(tmp_path)
     assert tables.header == HEADER and tables.name == 'Usage and cost: gpt'
@@ -47,8 +48,8 @@ def test_usage_is_totalled_per_level_and_in_all(tmp_path):
     # records, sent, cached, cut, prompt, completion, mismatched, latency, wall, GPUs, tok/s, USD
     assert rows[('LV-Eval', '16k')] == [2, 1, 1, 1, 300, 12, 0, 1.0, 3.0, 0, 104.0, 0.03]
     assert rows[('LV-Eval', '32k')] == [1, 1, 0, 0, 300, 1, 1, 0.5, None, 0, None, None]
-    assert rows[('Ada-LEval', '1k')][:2] == [1, 0]
-    assert rows[('all', '')] == [4, 2, 1, 1, 600, 13, 1, 2.0, 3.0, 0, 204.3, 0.03]
+    assert rows[('Ada-LEval', '1k')][:5] == [2, 1, 0, 0, 10]
+    assert rows[('all', '')] == [5, 3, 1, 1, 610, 14, 1, 2.5, 3.0, 0, 208.0, 0.03]
 
 
 def test_a_broken_predictions_file_is_named(tmp_path):

@@ -1,0 +1,92 @@
+"""``lveval compare``: is model A better than model B? A paired bootstrap per dataset and size.
+
+Two runs (or one run, twice, with two models) are read as a leaderboard reads them; for every
+cell both were evaluated on with the same records, the difference of the means with its 95%
+interval and whether it excludes zero, and the same for each level's Overall; cells on different
+records are refused, with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Optional
+
+from .arguments import COUNT
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'compare',
+        help='paired bootstrap of the difference between two models, per dataset and size and '
+        "for each level's Overall, where both were evaluated on the same records",
+    )
+    parser.add_argument('run_a', help='work folder (-w) or run folder of model A')
+    parser.add_argument('run_b', help='work folder or run folder of model B (may be RUN_A)')
+    parser.add_argument('--model-a', help='model abbr in RUN_A (needed when it holds several)')
+    parser.add_argument('--model-b', help='model abbr in RUN_B (needed when it holds several)')
+    parser.add_argument('--resamples', type=COUNT, default=1000, help='default 1000')
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--out', help='folder for comparison.md and comparison.csv')
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    return run(
+        run_a=args.run_a,
+        run_b=args.run_b,
+        model_a=args.model_a,
+        model_b=args.model_b,
+        resamples=args.resamples,
+        seed=args.seed,
+        out=args.out,
+    )
+
+
+def pick_row(path: str, model: Optional[str], flag: str):
+    """The measured row of ``model`` in the runs at ``path`` (its only one when not given)."""
+    from ..errors import ReportError
+    from ..leaderboard.board import measured_rows
+    from ..leaderboard.runs import read_runs
+
+    rows = [row for row in measured_rows(read_runs([path])) if row.results]
+    chosen = [row for row in rows if model in (None, row.model, row.label)]
+    if len(chosen) != 1:
+        labels = ', '.join(row.label for row in rows) or 'none'
+        wanted = f'no model {model!r}' if model and not chosen else 'several models'
+        raise ReportError(f'{path}: {wanted} with results (it has: {labels}); pick one with {flag}')
+    return chosen[0]
+
+
+def run(
+    *,
+    run_a: str,
+    run_b: str,
+    model_a: Optional[str] = None,
+    model_b: Optional[str] = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    out: Optional[str] = None,
+) -> int:
+    from pathlib import Path
+
+    from ..leaderboard.compare import HEADER, compare_rows
+    from ..report.writers import to_markdown, write_csv
+    from ..tables import Table
+
+    row_a, row_b = pick_row(run_a, model_a, '--model-a'), pick_row(run_b, model_b, '--model-b')
+    found = compare_rows(row_a, row_b, resamples, seed)
+    table = Table(
+        f'A = {row_a.label} ({run_a}), B = {row_b.label} ({run_b}); paired bootstrap, '
+        f'{resamples:,} resamples, seed {seed}, 95% percentile interval of A - B',
+        'comparison',
+        HEADER,
+        [c.cells + [c.verdict] for c in found],
+    )
+    print(to_markdown(table))
+    if out:
+        from ..atomic import write_text
+
+        write_text(Path(out) / 'comparison.md', to_markdown(table))
+        write_csv(table, Path(out) / 'comparison.csv')
+        print(f'wrote {Path(out) / "comparison.md"} and {Path(out) / "comparison.csv"}')
+    return 0

@@ -1,0 +1,123 @@
+"""Paired comparison of two board rows: is model A better than model B, cell by cell?
+
+Where both rows were evaluated on the same records (the same data fingerprint and record count),
+both rows' records are resampled together (one counts matrix, ``intervals``) and the interval of
+the difference of the means says whether it excludes zero. Averages a benchmark ranks by (LV-Eval's
+Overall at a level) pool the cells' paired differences, each dataset resampled within itself.
+Cells that are not paired are refused, with the reason: a difference between different records
+would be read as a difference between models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..intervals import RESAMPLES, SEED, Interval, bootstrap_means, interval, pooled
+from .board import Row
+
+HEADER = ['benchmark', 'item', 'size', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
+
+
+@dataclass
+class Comparison:
+    benchmark: str
+    item: str
+    size: str
+    a: Optional[float]
+    b: Optional[float]
+    difference: Optional[float]
+    bounds: Optional[Interval]
+    verdict: str
+
+    @property
+    def cells(self) -> list:
+        low, high = self.bounds or (None, None)
+        return [self.benchmark, self.item, self.size, self.a, self.b, self.difference, low, high]
+
+
+def _verdict(bounds: Interval) -> str:
+    if bounds.low > 0:
+        return 'A better (interval excludes 0)'
+    if bounds.high < 0:
+        return 'B better (interval excludes 0)'
+    return 'no clear difference (interval includes 0)'
+
+
+def refusal(a, b) -> Optional[str]:
+    """Why two results of one cell cannot be paired, or None when they can."""
+    if a is None or b is None:
+        return f'refused: no result in {"A" if a is None else "B"}'
+    if not a.scores or not b.scores:
+        return f'refused: no per-record scores in {"A" if not a.scores else "B"} (details)'
+    prints = (a.provenance.get('data_fingerprint'), b.provenance.get('data_fingerprint'))
+    if None in prints:
+        return 'refused: a result records no data fingerprint, so its records are unknown'
+    if prints[0] != prints[1]:
+        return f'refused: different records (data fingerprints {prints[0]} and {prints[1]})'
+    if len(a.scores) != len(b.scores):
+        return f'refused: {len(a.scores)} and {len(b.scores)} records'
+    return None
+
+
+def compare_rows(
+    row_a: Row, row_b: Row, resamples: int = RESAMPLES, seed: int = SEED
+) -> list[Comparison]:
+    """Every cell either row has, then each benchmark's pooled averages (Overall by level)."""
+    from .. import benchmarks
+
+    found = []
+    for benchmark in benchmarks.BENCHMARKS:
+        records_a = row_a.records.get(benchmark.name, {})
+        records_b = row_b.records.get(benchmark.name, {})
+        cells = sorted(set(records_a) | set(records_b))
+        metric = benchmark.interval_metric
+        differences = {}
+        for cell in cells:
+            a, b = records_a.get(cell), records_b.get(cell)
+            value_a = row_a.results.get(benchmark.name, {}).get(cell, {}).get(metric)
+            value_b = row_b.results.get(benchmark.name, {}).get(cell, {}).get(metric)
+            reason = refusal(a, b)
+            if reason:
+                found.append(
+                    Comparison(benchmark.name, *cell, value_a, value_b, None, None, reason)
+                )
+                continue
+            means = bootstrap_means(
+                np.stack([a.scores, b.scores]), resamples, seed, (benchmark.name, *cell)
+            )
+            differences[cell] = means[0] - means[1]
+            bounds = interval(differences[cell])
+            difference = float(np.mean(a.scores) - np.mean(b.scores))
+            found.append(
+                Comparison(
+                    benchmark.name, *cell, value_a, value_b, difference, bounds, _verdict(bounds)
+                )
+            )
+        for item, size, members in benchmark.pooled_cells(cells):
+            distribution = pooled(differences.get(m) for m in members)
+            if distribution is None:
+                unpaired = sum(m not in differences for m in members)
+                verdict = f'refused: {unpaired} of {len(members)} members not paired'
+                found.append(
+                    Comparison(benchmark.name, item, size, None, None, None, None, verdict)
+                )
+                continue
+            mean_a = float(np.mean([np.mean(records_a[m].scores) for m in members]))
+            mean_b = float(np.mean([np.mean(records_b[m].scores) for m in members]))
+            bounds = interval(distribution)
+            found.append(
+                Comparison(
+                    benchmark.name,
+                    item,
+                    size,
+                    mean_a,
+                    mean_b,
+                    mean_a - mean_b,
+                    bounds,
+                    _verdict(bounds),
+                )
+            )
+    return found

@@ -1,0 +1,176 @@
+"""Intervals on the board and ``lveval compare``, on two demo-like runs: every LV-Eval subset
+with per-record details and a data fingerprint, as the evaluators write them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+import subprocess
+
+import pytest
+
+from opencompass_lveval.cli import main
+from opencompass_lveval.leaderboard import write_leaderboard
+from opencompass_lveval.leaderboard.board import measured_rows
+from opencompass_lveval.leaderboard.compare import compare_rows
+from opencompass_lveval.leaderboard.runs import read_runs
+from opencompass_lveval.lveval.metrics import subset_score
+from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+
+LEVELS_SHOWN = LEVELS[:2]
+
+
+def demo_like_run(work, stamp, model, chance, fingerprint='v1', records=40, seed=0):
+    """A run folder of one model: every subset at two levels, record i right with probability
+    ``chance(task, level)``, the score the evaluator would compute, and the dumped config."""
+    rng = random.Random(seed)
+    run = work / stamp
+    (run / 'configs').mkdir(parents=True)
+    abbrs = [t.abbr(level) for t in TASKS for level in LEVELS_SHOWN]
+    (run / 'configs' / 'c.py').write_text(
+        f'models = [dict(abbr={model!r})]\ndatasets = {json.dumps([{"abbr": a} for a in abbrs])}\n'
+    )
+    scores = {}
+    for task in TASKS:
+        for level in LEVELS_SHOWN:
+            found = [float(rng.random() < chance(task.name, level)) for _ in range(records)]
+            scores[task.name, level] = found
+            folder = run / 'results' / model
+            folder.mkdir(parents=True, exist_ok=True)
+            if task.answer_in_context:  # the answer 'x' at record i's depth i / records
+                prompts = {
+                    str(i): {
+                        'origin_prompt': task.prompt.format(
+                            context='.' * i + 'x' + '.' * (records - 1 - i), input='?'
+                        )
+                    }
+                    for i in range(records)
+                }
+                predictions = run / 'predictions' / model / f'{task.abbr(level)}.json'
+                predictions.parent.mkdir(parents=True, exist_ok=True)
+                predictions.write_text(json.dumps(prompts))
+            (folder / f'{task.abbr(level)}.json').write_text(
+                json.dumps(
+                    {
+                        'score': subset_score(found),
+                        'details': [{'score': s, 'answer': 'x'} for s in found],
+                        'provenance': {'package_version': '0.9', 'data_fingerprint': fingerprint},
+                    }
+                )
+            )
+    return run, scores
+
+
+def test_paired_comparison_finds_the_better_model_and_refuses_other_records(tmp_path):
+    work = tmp_path / 'work'
+    # A is far better on factrecall_en at 16k, the same model elsewhere (same records, seed)
+    demo_like_run(
+        work,
+        '20260101_000000',
+        'a',
+        lambda t, lv: 0.9 if t == 'factrecall_en' and lv == '16k' else 0.5,
+    )
+    run_b, _ = demo_like_run(tmp_path / 'other', '20260102_000000', 'b', lambda t, lv: 0.5)
+    row_a = measured_rows(read_runs([work]))[0]
+    row_b = measured_rows(read_runs([run_b]))[0]
+    found = {(c.item, c.size): c for c in compare_rows(row_a, row_b)}
+    factrecall = found['factrecall_en', '16k']
+    assert factrecall.verdict.startswith('A better') and factrecall.bounds.low > 0
+    same = found['cmrc_mixup', '32k']  # both runs drew the same records with the same seed
+    assert same.difference == 0 and same.bounds == (0, 0)
+    assert same.verdict.startswith('no clear difference')
+    overall = found['Overall', '16k']
+    assert overall.difference == pytest.approx(factrecall.difference / len(TASKS))
+    # paired bootstrap against a direct loop: both rows resampled with the same indices
+    scores_a = row_a.records['lveval'][('factrecall_en', '16k')].scores
+    scores_b = row_b.records['lveval'][('factrecall_en', '16k')].scores
+    rng, differences = random.Random(5), []
+    for _ in range(2000):
+        picked = [rng.randrange(len(scores_a)) for _ in scores_a]
+        differences.append(sum(scores_a[i] - scores_b[i] for i in picked) / len(picked))
+    differences.sort()
+    assert factrecall.bounds.low == pytest.approx(differences[50], abs=2.5)
+    assert factrecall.bounds.high == pytest.approx(differences[1949], abs=2.5)
+    # other records: refused with the reason, and so is the Overall they belong to
+    run_c, _ = demo_like_run(tmp_path / 'third', '20260103_000000', 'c', lambda t, lv: 0.5, 'v2')
+    row_c = measured_rows(read_runs([run_c]))[0]
+    refused = {(c.item, c.size): c for c in compare_rows(row_a, row_c)}
+    assert refused['factrecall_en', '16k'].verdict == (
+        'refused: different records (data fingerprints v1 and v2)'
+    )
+    assert refused['Overall', '16k'].verdict == 'refused: 11 of 11 members not paired'
+
+
+def test_compare_command_prints_and_writes_the_table(tmp_path, capsys):
+    work = tmp_path / 'work'
+    demo_like_run(work, '20260101_000000', 'a', lambda t, lv: 0.8)
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.2, seed=1)
+    assert main(['compare', str(work), str(run_b), '--out', str(tmp_path / 'out')]) == 0
+    printed = capsys.readouterr().out
+    assert '| lveval | Overall | 16k |' in printed and 'A better' in printed
+    rows = list(csv.reader((tmp_path / 'out' / 'comparison.csv').open()))
+    assert rows[0] == ['benchmark', 'item', 'size', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
+    assert main(['compare', str(work), str(run_b), '--model-a', 'nobody']) == 2
+    assert "no model 'nobody'" in capsys.readouterr().err
+
+
+def test_board_intervals_in_every_format(tmp_path):
+    work = tmp_path / 'work'
+    demo_like_run(work, '20260101_000000', 'a', lambda t, lv: 0.6)
+    board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    tidy = list(csv.DictReader(written[1].open()))
+    overall = next(
+        r for r in tidy if r['row'] == 'a' and r['table'] == 'overall' and r['level'] == '16k'
+    )
+    low, high = float(overall['low']), float(overall['high'])
+    assert low < float(overall['value']) < high
+    published = [r for r in tidy if r['kind'] == 'published']
+    assert published and all(r['low'] == r['high'] == '' for r in published)
+    markdown = written[0].read_text()
+    assert f'| a | {float(overall["value"]):.2f} [{low:.2f}, {high:.2f}] |' in markdown
+    assert 'Published rows have no per-record scores, so no interval.' in markdown
+    rows = json.loads(written[2].read_text())['rows']
+    low_16k, high_16k = rows[0]['intervals']['lveval']['factrecall_en_16k']
+    assert low_16k < rows[0]['results']['lveval']['factrecall_en_16k']['score'] < high_16k
+    assert rows[-1]['intervals'] == 'none: published numbers have no per-record scores'
+    page = written[3].read_text()
+    assert f'data-interval="[{low:.2f}, {high:.2f}]"' in page and 'class="error-bar"' in page
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_page_renders_intervals_error_bars_and_depth_maps_in_a_real_browser(tmp_path):
+    from test_leaderboard import chromium
+
+    work = tmp_path / 'work'
+    demo_like_run(work, '20260101_000000', 'a', lambda t, lv: 0.7)
+    board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    done = subprocess.run(
+        [
+            chromium(),
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            f'--user-data-dir={tmp_path / "profile"}',
+            '--dump-dom',
+            written[3].as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    assert dom.count('class="error-bar"') == len(LEVELS_SHOWN)
+    assert 'id="depth-maps"' in dom
+    maps = re.findall(r'<table class="depthmap" data-row="a" data-dataset="(\w+)"', dom)
+    assert maps == [t.name for t in TASKS if t.answer_in_context]
+    # 40 records at depths 0, 1/40, ... : 4 per tenth of the context, every cell filled
+    first = dom.split('data-dataset="factrecall_en"')[1].split('</table>')[0]
+    assert first.count('title="4 records"') == 10 * len(LEVELS_SHOWN)
+    assert 'data-interval="[' in dom

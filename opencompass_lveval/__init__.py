@@ -18,6 +18,7 @@ __version__ = '0.3.0'
 _CLASSES = {
     'LVEvalDataset': 'lveval.dataset',
     'LVEvalEvaluator': 'lveval.evaluator',
+    'LVEvalJudgeEvaluator': 'lveval.evaluator',
     'AdaLEvalDataset': 'adaleval.dataset',
     'AdaLEvalEvaluator': 'adaleval.evaluator',
     'LongContextPromptTemplate': 'prompt_template',

@@ -24,3 +24,8 @@ class ReportError(ValueError):
 class ModelConfigError(ValueError):
     """A model config that cannot work (a missing model folder, an unknown format, a tokenizer
     without a chat template and no format given); raised before any weights load."""
+
+
+class ApiError(RuntimeError):
+    """A request to a model's API failed for good (refused key, rejected request, retries spent);
+    the message says which request, what the server said and what to do."""

@@ -21,6 +21,9 @@ _PUBLISHED_OVERALL = 'Overall Result'
 class LVEval(Benchmark):
     name = tables.NAME
     title = 'LV-Eval'
+    # The official metric, and the LLM judge's score where a judge rated the run.
+    result_metrics = (tables.KEYWORD, tables.JUDGE)
+    board_metrics = (tables.KEYWORD, tables.JUDGE)
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         found = split_abbr(abbr)

@@ -90,9 +90,9 @@ class LVEval(Benchmark):
         return BUILD_KINDS
 
     def commands(self):
-        from .commands import add_score_parser
+        from .commands import add_judge_parser, add_score_parser
 
-        return [add_score_parser]
+        return [add_score_parser, add_judge_parser]
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         found = split_abbr(abbr)

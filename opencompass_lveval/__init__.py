@@ -28,6 +28,8 @@ _CLASSES = {
     'RandomGuessBaseline': 'models.baselines',
     'LongContextInferTask': 'runner.infer_task',
     'CheckedSlurmRunner': 'runner.slurm',
+    'JudgeEvalTask': 'runner.judge_task',
+    'JudgePartitioner': 'runner.judge_task',
     'LongContextSummarizer': 'report.summarizer',
 }
 __all__ = sorted(_CLASSES) + ['__version__']

@@ -18,6 +18,7 @@ __version__ = '0.3.0'
 _CLASSES = {
     'LVEvalDataset': 'lveval.dataset',
     'LVEvalEvaluator': 'lveval.evaluator',
+    'LVEvalJudgeEvaluator': 'lveval.evaluator',
     'AdaLEvalDataset': 'adaleval.dataset',
     'AdaLEvalEvaluator': 'adaleval.evaluator',
     'LongContextPromptTemplate': 'prompt_template',
@@ -28,6 +29,8 @@ _CLASSES = {
     'RandomGuessBaseline': 'models.baselines',
     'LongContextInferTask': 'runner.infer_task',
     'CheckedSlurmRunner': 'runner.slurm',
+    'JudgeEvalTask': 'runner.judge_task',
+    'JudgePartitioner': 'runner.judge_task',
     'LongContextSummarizer': 'report.summarizer',
 }
 __all__ = sorted(_CLASSES) + ['__version__']

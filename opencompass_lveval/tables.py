@@ -59,6 +59,21 @@ class BoardTable:
     plotted: int = 0  # how many leading columns the page plots (lengths), 0: no plot
     note_label: str = ''  # what ``notes`` are, for the page's tooltips
     note: str = ''  # how the numbers are made, printed under the title
+    label: str = 'model'  # what the first column names: models, or a table's own items
+
+
+@dataclass(frozen=True)
+class ItemLine:
+    """The row of a board line that is not a model (a dataset, a level): what the writers read
+    of a leaderboard row."""
+
+    label: str
+    kind: str = MEASURED
+    complete: bool = True
+
+    @property
+    def model(self) -> str:
+        return self.label
 
 
 def mean(values: list[Optional[float]]) -> Optional[float]:

@@ -104,7 +104,7 @@ def _table(table: BoardTable, first: bool) -> str:
         return escape(name if first else f'{table.key}-{name}')
 
     head = (
-        '<tr><th class="label" data-col="model" data-type="text">model</th>'
+        f'<tr><th class="label" data-col="model" data-type="text">{escape(table.label)}</th>'
         + ''.join(f'<th data-col="{col(c)}">{escape(c)}</th>' for c in table.header)
         + (
             '<th data-col="status" data-type="text">status</th><th>provenance</th>'

@@ -62,7 +62,7 @@ def _cells(line: BoardLine) -> list[str]:
 def markdown(board: Board, tables: list[BoardTable], generated: str) -> str:
     parts = ['# Long-context leaderboard', '', f'Generated {generated}. {INTRO}']
     for table in tables:
-        header = ['model'] + table.header + (['status'] if table.headline else [])
+        header = [table.label] + table.header + (['status'] if table.headline else [])
         lines = [
             [line.row.label] + _cells(line) + ([line_status(line)] if table.headline else [])
             for line in table.lines

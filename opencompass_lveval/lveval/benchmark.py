@@ -21,6 +21,9 @@ _PUBLISHED_OVERALL = 'Overall Result'
 class LVEval(Benchmark):
     name = tables.NAME
     title = 'LV-Eval'
+    # The official metric, and the LLM judge's score where a judge rated the run.
+    result_metrics = (tables.KEYWORD, tables.JUDGE)
+    board_metrics = (tables.KEYWORD, tables.JUDGE)
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         found = split_abbr(abbr)
@@ -87,9 +90,9 @@ class LVEval(Benchmark):
         return BUILD_KINDS
 
     def commands(self):
-        from .commands import add_score_parser
+        from .commands import add_judge_parser, add_score_parser
 
-        return [add_score_parser]
+        return [add_score_parser, add_judge_parser]
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         found = split_abbr(abbr)

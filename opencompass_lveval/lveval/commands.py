@@ -1,5 +1,6 @@
 """LV-Eval's own commands: ``lveval score`` (official-format prediction files scored like the
-official evaluation.py, written to ``PRED_DIR/eval_result/``) and its ``lveval build`` kinds (the
+official evaluation.py, written to ``PRED_DIR/eval_result/``), ``lveval judge`` (the same files
+rated by the paper's LLM judge, written beside them) and its ``lveval build`` kinds (the
 papers' needle in books, context mixing from your own QA items, a replica of the release from
 public-domain books). Heavy imports happen when a command runs."""
 
@@ -126,4 +127,52 @@ def score(*, pred_dir: str) -> int:
     from .score import score_and_write
 
     print('\n'.join(score_and_write(pred_dir)))
+    return 0
+
+
+def add_judge_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        'judge',
+        help='rate official-format prediction files {dataset}_{level}.jsonl with the LV-Eval '
+        "paper's LLM judge; writes PRED_DIR/eval_result/judge_result.{json,csv}",
+    )
+    parser.add_argument('pred_dir')
+    parser.add_argument(
+        '--config',
+        required=True,
+        help='a config file defining `judge`, the judge model (e.g. configs/eval_lveval_judge.py)',
+    )
+    parser.add_argument(
+        '--cache-dir', help="the judge's cache (default: PRED_DIR/eval_result/judge_cache/JUDGE)"
+    )
+    parser.add_argument('--concurrency', type=COUNT, default=4, help='requests in flight')
+    parser.set_defaults(
+        handler=lambda args: judge(
+            pred_dir=args.pred_dir,
+            config=args.config,
+            cache_dir=args.cache_dir,
+            concurrency=args.concurrency,
+        )
+    )
+
+
+def judge(
+    *, pred_dir: str, config: str, cache_dir: Optional[str] = None, concurrency: int = 4
+) -> int:
+    from mmengine.config import Config
+
+    from ..evaluators.judge import Judge, judge_name
+    from ..tables import file_part
+    from .score import RESULT_FOLDER, judge_and_write
+
+    if not Path(config).is_file():
+        raise ValueError(f'judge config {config} does not exist')
+    found = Config.fromfile(config).get('judge')
+    if not isinstance(found, dict):
+        raise ValueError(f'{config} defines no `judge` (a dict: the judge model config)')
+    found = dict(found)
+    cache = cache_dir or Path(pred_dir) / RESULT_FOLDER / 'judge_cache' / file_part(
+        judge_name(found)
+    )
+    print('\n'.join(judge_and_write(pred_dir, Judge(found, cache, concurrency=concurrency))))
     return 0

@@ -5,6 +5,11 @@ types, one table per dataset).
 Levels are whatever the results hold, smallest first (``16k`` ... ``256k``, ``512k``); an average
 is only given where every member has a result: a partial average would mislead. Overall at a level
 is the unweighted mean of the 11 datasets (the official leaderboard's rule).
+
+Where results hold the LLM judge's score (``judge_score``, from ``LVEvalJudgeEvaluator``), both
+the report and the board add it beside the keyword score per dataset and level, with their
+agreement: Spearman per dataset over its (model, level) cells, and the model order per level by
+each score's Overall. Without judge results nothing changes.
 """
 
 from __future__ import annotations
@@ -17,7 +22,15 @@ from typing import Optional
 from ..intervals import NOTE, bootstrap_cells, interval, pooled, resamples_in
 from ..report.results import prediction_parts
 from ..sizes import by_size
-from ..tables import PUBLISHED, BoardLine, BoardTable, Table, mean, result_value
+from ..tables import (
+    PUBLISHED,
+    BoardLine,
+    BoardTable,
+    ItemLine,
+    Table,
+    mean,
+    result_value,
+)
 from .tasks import GROUPS, LEVELS, TASKS, split_abbr
 
 NAME = 'lveval'
@@ -25,6 +38,7 @@ OVERALL = 'Overall'  # the task key of published Overall numbers on a board row
 # cell (dataset, level) -> its bootstrap distribution, None where it has no per-record scores
 DEPTH_STEM = 'lveval_score_by_answer_depth'
 Samples = Callable[[str, str], Optional[object]]
+KEYWORD, JUDGE = 'score', 'judge_score'  # the official metric's key and the LLM judge's
 
 
 def levels_in(abbrs) -> list[str]:
@@ -208,7 +222,118 @@ def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table],
         'average score (%)',
         errors=errors,
     )
-    return tables, [path]
+    return tables + judge_tables(results, levels), [path]
+
+
+# The LLM judge beside the keyword score ---------------------------------------------------------
+
+Value = Callable[[object, str, str, str], Optional[float]]  # (model, dataset, level, metric)
+
+
+def agreement_by_dataset(models: list, value: Value, levels: list[str]) -> list[list]:
+    """[dataset, cells, Spearman] per dataset: the keyword and judge scores of its (model, level)
+    cells where both exist, rank-correlated (None with fewer than two cells or a constant side)."""
+    from ..evaluators.judge import spearman
+
+    rows = []
+    for task in TASKS:
+        pairs = [
+            (keyword, judge)
+            for model in models
+            for level in levels
+            if (keyword := value(model, task.name, level, KEYWORD)) is not None
+            and (judge := value(model, task.name, level, JUDGE)) is not None
+        ]
+        rows.append([task.name, len(pairs), spearman([k for k, _ in pairs], [j for _, j in pairs])])
+    return rows
+
+
+def order_by_level(models: list, value: Value, levels: list[str], name) -> list[list]:
+    """[level, keyword order, judge order, same order, Spearman] per level: the models with both
+    Overalls there (the mean of the 11 datasets), highest first."""
+    from ..evaluators.judge import order, spearman
+
+    rows = []
+    for level in levels:
+        overalls = {
+            name(model): (
+                mean([value(model, t.name, level, KEYWORD) for t in TASKS]),
+                mean([value(model, t.name, level, JUDGE) for t in TASKS]),
+            )
+            for model in models
+        }
+        both = {m: pair for m, pair in overalls.items() if None not in pair}
+        keyword = order({m: pair[0] for m, pair in both.items()})
+        judge = order({m: pair[1] for m, pair in both.items()})
+        rho = spearman([both[m][0] for m in both], [both[m][1] for m in both])
+        same = ('yes' if keyword == judge else 'no') if both else '-'
+        rows.append([level, ' > '.join(keyword), ' > '.join(judge), same, rho])
+    return rows
+
+
+def _run_value(results: dict) -> Value:
+    def value(model, dataset: str, level: str, metric: str) -> Optional[float]:
+        return result_value(results[model], f'LVEval_{dataset}_{level}', metric)
+
+    return value
+
+
+def judge_tables(results: dict[str, dict[str, dict]], levels: list[str]) -> list[Table]:
+    """Per judged model, keyword and judge score per dataset and level; then their agreement
+    per dataset and the model order per level. Nothing where no result holds a judge score."""
+    value = _run_value(results)
+    judged = [
+        model
+        for model in results
+        if any(value(model, t.name, lv, JUDGE) is not None for t in TASKS for lv in levels)
+    ]
+    if not judged:
+        return []
+    tables = []
+    header = ['dataset'] + [f'{lv}{kind}' for lv in levels for kind in ('', ' judge')]
+    header += ['avg', 'avg judge']
+    for model in judged:
+        grid = {
+            metric: {t.name: [value(model, t.name, lv, metric) for lv in levels] for t in TASKS}
+            for metric in (KEYWORD, JUDGE)
+        }
+        rows = []
+        for task in TASKS:
+            pairs = zip(grid[KEYWORD][task.name], grid[JUDGE][task.name])
+            rows.append(
+                [task.name]
+                + [v for pair in pairs for v in pair]
+                + [mean(grid[KEYWORD][task.name]), mean(grid[JUDGE][task.name])]
+            )
+        averages = {
+            metric: [mean([grid[metric][t.name][i] for t in TASKS]) for i in range(len(levels))]
+            for metric in (KEYWORD, JUDGE)
+        }
+        rows.append(
+            ['average']
+            + [v for pair in zip(averages[KEYWORD], averages[JUDGE]) for v in pair]
+            + [mean(averages[KEYWORD]), mean(averages[JUDGE])]
+        )
+        tables.append(
+            Table(f'LV-Eval keyword and LLM judge, {model}', f'lveval_judge_{model}', header, rows)
+        )
+    tables.append(
+        Table(
+            'LV-Eval keyword vs LLM judge: Spearman per dataset over its (model, level) cells',
+            'lveval_judge_agreement',
+            ['dataset', 'cells', 'spearman'],
+            agreement_by_dataset(judged, value, levels),
+        )
+    )
+    tables.append(
+        Table(
+            'LV-Eval keyword vs LLM judge: model order per level (Overall)',
+            'lveval_judge_order',
+            ['level', 'keyword order', 'judge order', 'same order', 'spearman'],
+            order_by_level(judged, value, levels, str),
+        )
+    )
+    return tables
 
 
 # The leaderboard --------------------------------------------------------------------------------
@@ -220,8 +345,18 @@ def board_levels(rows: list, with_published: bool) -> list[str]:
     return by_size(found | (set(LEVELS) if with_published else set()))
 
 
-def dataset_score(row, dataset: str, level: str) -> Optional[float]:
-    return row.results.get(NAME, {}).get((dataset, level), {}).get('score')
+def dataset_score(row, dataset: str, level: str, metric: str = KEYWORD) -> Optional[float]:
+    return row.results.get(NAME, {}).get((dataset, level), {}).get(metric)
+
+
+def judged(row) -> bool:
+    """Whether a row holds any LLM judge score."""
+    return any(JUDGE in values for values in row.results.get(NAME, {}).values())
+
+
+def judge_overall(row, level: str) -> Optional[float]:
+    """The judge's Overall: the mean of the 11 datasets' judge scores, where all 11 are there."""
+    return mean([dataset_score(row, task.name, level, JUDGE) for task in TASKS])
 
 
 def overall(row, level: str) -> Optional[float]:
@@ -311,17 +446,81 @@ def board_tables(rows: list, levels: list[str]) -> list[BoardTable]:
             ],
         ),
     ]
+    rated = [r for r in shown if r.kind != PUBLISHED and judged(r)]
+    if rated:
+        tables += judge_board_tables(rated, levels)
     for task in TASKS:
         lines = [
             BoardLine(
                 r,
                 [dataset_score(r, task.name, lv) for lv in levels],
+                notes=[dataset_score(r, task.name, lv, JUDGE) for lv in levels] if rated else None,
                 intervals=[interval(_distribution(r, task.name, lv)) for lv in levels],
             )
             for r in shown
         ]
-        tables.append(BoardTable(f'{NAME}-{task.name}', f'LV-Eval {task.name}', levels, lines, 3))
+        title = f'LV-Eval {task.name}' + (' (LLM judge in brackets)' if rated else '')
+        tables.append(
+            BoardTable(
+                f'{NAME}-{task.name}',
+                title,
+                levels,
+                lines,
+                3,
+                note_label='LLM judge' if rated else '',
+            )
+        )
     return tables
+
+
+def _board_value(row, dataset: str, level: str, metric: str) -> Optional[float]:
+    return dataset_score(row, dataset, level, metric)
+
+
+def judge_board_tables(rows: list, levels: list[str]) -> list[BoardTable]:
+    """The judge's Overall by level for the judged rows, the agreement per dataset and the model
+    order per level."""
+    orders = order_by_level(rows, _board_value, levels, lambda row: row.label)
+    return [
+        BoardTable(
+            f'{NAME}-judge',
+            'LV-Eval LLM judge: Overall by length level',
+            levels + ['avg'],
+            [
+                BoardLine(r, [judge_overall(r, lv) for lv in levels] + [_judge_average(r, levels)])
+                for r in rows
+            ],
+            note="The judge rates each answer 0 to 10 (the LV-Eval v2 paper's prompts); a "
+            "dataset's judge score is the mean rating x 10 over its rated samples; Overall as for "
+            'the keyword score.',
+        ),
+        BoardTable(
+            f'{NAME}-judge-agreement',
+            'LV-Eval keyword vs LLM judge: Spearman per dataset',
+            ['cells', 'spearman'],
+            [
+                BoardLine(ItemLine(dataset), [float(cells), rho])
+                for dataset, cells, rho in agreement_by_dataset(rows, _board_value, levels)
+            ],
+            note="Rank correlation of the two scores over the dataset's (model, level) cells.",
+            label='dataset',
+        ),
+        BoardTable(
+            f'{NAME}-judge-order',
+            'LV-Eval keyword vs LLM judge: model order per level',
+            ['spearman'],
+            [BoardLine(ItemLine(level), [rho]) for level, *_, rho in orders],
+            note='; '.join(
+                f'{level}: keyword {keyword or "-"}; judge {judge or "-"} (same order: {same})'
+                for level, keyword, judge, same, _ in orders
+            ),
+            label='level',
+        ),
+    ]
+
+
+def _judge_average(row, levels: list[str]) -> Optional[float]:
+    return mean([judge_overall(row, level) for level in levels])
 
 
 def _group_cells(group: str, levels: list[str]) -> list[tuple[str, str]]:
@@ -366,12 +565,28 @@ def tidy(row, levels: list[str]) -> Iterator[tuple]:
                 dataset_score(row, task.name, level),
                 interval(_distribution(row, task.name, level)),
             )
+    if judged(row):
+        for level in levels:
+            yield 'overall', 'all datasets', level, JUDGE, judge_overall(row, level), None
+        for task in TASKS:
+            for level in levels:
+                yield (
+                    'dataset',
+                    task.name,
+                    level,
+                    JUDGE,
+                    dataset_score(row, task.name, level, JUDGE),
+                    None,
+                )
 
 
 def json_fields(row, levels: list[str]) -> dict:
-    return {
+    fields = {
         'overall': {level: overall(row, level) for level in levels},
         'average': average(row, levels),
         'overall_interval': {level: overall_interval(row, level) for level in levels},
         'average_interval': average_interval(row, levels),
     }
+    if judged(row):
+        fields['judge_overall'] = {level: judge_overall(row, level) for level in levels}
+    return fields

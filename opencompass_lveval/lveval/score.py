@@ -151,3 +151,96 @@ def score_and_write(pred_dir: str | Path) -> list[str]:
         )
     lines.append(f'wrote {out_dir}/result.json and result.csv')
     return lines
+
+
+# The LLM judge on official-format predictions ----------------------------------------------------
+
+JUDGE_RESULTS = ('judge_result.json', 'judge_result.csv')
+
+
+def read_questions(path: Path, needed: bool) -> list[str]:
+    """The ``input`` (question) of every record; a clear error where the judge's prompt needs it
+    and a record lacks it."""
+    questions = []
+    for where, record in json_objects(path, ('pred',), LVEvalDataError):
+        question = record.get('input')
+        if not isinstance(question, str):
+            if needed:
+                raise LVEvalDataError(
+                    f'{where}: "input" (the question) must be a string: the judge\'s prompt for '
+                    'this dataset shows it'
+                )
+            question = ''
+        questions.append(question)
+    return questions
+
+
+def judge_and_write(pred_dir: str | Path, judge) -> list[str]:
+    """Score every prediction file of ``pred_dir`` with the keyword metric and the LLM judge
+    (``evaluators.judge.Judge``); write ``eval_result/judge_result.json`` (subset -> keyword
+    score, judge score, the judge's counts, tokens and cost) and ``judge_result.csv`` (dataset x
+    level, the judge score) beside the keyword results; return what to print."""
+    from ..evaluators.judge import spearman, summarise
+    from ..responses import response_text
+
+    pred_dir = Path(pred_dir)
+    scored = score_folder(pred_dir)
+    out_dir = pred_dir / RESULT_FOLDER
+    results, judge_scores, pairs, lines = {}, [], {}, []
+    for item in scored.subsets:
+        task, level = split_subset(item.subset)
+        path = pred_dir / f'{item.subset}.jsonl'
+        predictions, answers, _ = read_predictions(path)
+        questions = read_questions(path, needed='{Q}' in task.judge_prompt)
+        prompts = [
+            task.judge_request(question, gold[0], response_text(prediction))
+            for question, gold, prediction in zip(questions, answers, predictions)
+        ]
+        verdicts = judge.rate_all(prompts)
+        found = summarise(verdicts, judge)
+        results[item.subset] = {'score': item.score, **found}
+        judge_scores.append((item.subset, found.get('judge_score')))
+        for judgement, verdict in zip(item.judgements, verdicts):
+            if verdict.score is not None:
+                pairs.setdefault(task.name, []).append((judgement.score, verdict.score))
+        lines.append(
+            f'{item.subset}: keyword {item.score}, judge {found.get("judge_score", "-")}'
+            f' ({found["judge_diagnostics"]})'
+        )
+    with atomic_open(out_dir / JUDGE_RESULTS[0]) as stream:
+        json.dump(results, stream, ensure_ascii=False, indent=4)
+    table = _level_table(judge_scores)
+    with atomic_open(out_dir / JUDGE_RESULTS[1], newline='') as stream:
+        csv.writer(stream, lineterminator='\n').writerows(table)
+    for name, found in pairs.items():
+        rho = spearman([k for k, _ in found], [j for _, j in found])
+        shown = '-' if rho is None else f'{rho:.3f}'
+        lines.append(f'{name}: Spearman keyword vs judge over {len(found)} rated samples {shown}')
+    infos = [r['judge'] for r in results.values()]
+    costs = [i['cost_usd'] for i in infos if i['cost_usd'] is not None]
+    lines.append(
+        f'judge {judge.name}: {sum(i["prompt_tokens"] for i in infos)} prompt and '
+        f'{sum(i["completion_tokens"] for i in infos)} completion tokens, '
+        f'{sum(i["cached"] for i in infos)} of {sum(i["samples"] for i in infos)} ratings cached, '
+        f'{sum(i["unparseable"] for i in infos)} unparseable, {sum(i["failed"] for i in infos)} '
+        'failed'
+        + (
+            f', ${sum(costs):.2f} (this run ${sum(i["cost_usd_this_run"] for i in infos):.2f})'
+            if costs
+            else ''
+        )
+    )
+    lines.append(f'wrote {out_dir}/{JUDGE_RESULTS[0]} and {JUDGE_RESULTS[1]}')
+    return lines
+
+
+def _level_table(scores: list[tuple[str, object]]) -> list[list]:
+    """dataset x level, in the order of ``result.csv``; '' where a level is missing."""
+    rows: dict[str, dict] = {}
+    for subset, value in scores:
+        task, level = split_subset(subset)
+        rows.setdefault(task.name, {'dataset_name': task.name})[level] = (
+            '' if value is None else value
+        )
+    header: list[str] = list(dict.fromkeys(key for row in rows.values() for key in row))
+    return [header] + [[row.get(key, '') for key in header] for row in rows.values()]

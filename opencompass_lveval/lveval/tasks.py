@@ -56,6 +56,35 @@ _LIC_PROMPT = (
 )
 
 
+# The LLM judge's rating prompts (LV-Eval v2 paper, appendix, Figure A10, "Rating prompt for LLM
+# auto judge"), word for word as the figure's Python strings render: ``{{answer}}`` prints as
+# ``{answer}``, ``{A}``, ``{Q}`` and ``{R}`` take the answer, the question and the response; the
+# figure's wrapped lines are joined. The factrecall prompt rates the response against the answer
+# only, the other also against the question.
+JUDGE_FACTRECALL_PROMPT = (
+    "You are a LLM evaluator. There are a refernce {{answer}}, and a LLM's {{response}}. Your task "
+    'is to rate the {{response}} based on the following two aspects:\n'
+    '## Semantic similarity between {{answer}} and {{response}}\n'
+    '## {{response}} recall of the {{answer}}\n'
+    'You must rate the response on a scale of 0 to 10 by strictly following this format: '
+    '"[rating]", for example: "[5]".\n'
+    '<The start of {{answer}}>\n{A}\n<The end of {{answer}}>\n'
+    '<The start of {{response}}>\n{R}\n<The end of {{response}}>'
+)
+JUDGE_QA_PROMPT = (
+    'You are a LLM evaluator. There are a pair of {{question}} and {{answer}}, and a {{response}} '
+    "from the evaluated LLM. Your task is to rate LLM's {{response}} based on the following two "
+    'aspects:\n'
+    '## Semantic similarity between {{answer}} and {{response}}\n'
+    '## Is the {{response}} relevant to the {{question}}?\n'
+    'You must rate the response on a scale of 0 to 10 by strictly following this format: '
+    '"[rating]", for example: "[5]".\n'
+    '<The start of {{question}}>\n{Q}\n<The end of {{question}}>\n'
+    '<The start of {{answer}}>\n{A}\n<The end of {{answer}}>\n'
+    '<The start of {{response}}>\n{R}\n<The end of {{response}}>'
+)
+
+
 @dataclass(frozen=True)
 class Task:
     """One LV-Eval dataset: everything needed to load, prompt, score, group and build it."""
@@ -76,6 +105,7 @@ class Task:
     # The answer is a span of the context (the needle, an extracted span): depth maps place each
     # record by where it first occurs.
     answer_in_context: bool = False
+    judge_prompt: str = JUDGE_QA_PROMPT  # the LLM judge's rating prompt (str.format: Q, A, R)
 
     def abbr(self, level: str) -> str:
         """The OpenCompass dataset abbreviation, e.g. ``LVEval_cmrc_mixup_16k``."""
@@ -84,6 +114,11 @@ class Task:
     def subset(self, level: str) -> str:
         """The official subset / file stem, e.g. ``cmrc_mixup_16k``."""
         return f'{self.name}_{level}'
+
+    def judge_request(self, question: str, answer: str, response: str) -> str:
+        """The judge's prompt for one sample (the answer the metric scores against: the first),
+        every field filled in one pass (text inside a field stays as it is)."""
+        return self.judge_prompt.format(Q=question, A=answer, R=response)
 
 
 # One row per dataset, laid out as a table.
@@ -102,9 +137,11 @@ TASKS: tuple[Task, ...] = (
     Task('multifieldqa_zh_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_cqa', 133, 64,
          _MULTIFIELDQA_ZH_PROMPT, confusing_facts=True, keyword_rules=True, answer_keywords=True),
     Task('factrecall_en', 'en', 'qa_f1_score', 'factrecall_cqa', 200, 16, _FACTRECALL_EN_PROMPT,
-         confusing_facts=True, keyword_rules=True, haystack=True, answer_in_context=True),
+         confusing_facts=True, keyword_rules=True, haystack=True, answer_in_context=True,
+         judge_prompt=JUDGE_FACTRECALL_PROMPT),
     Task('factrecall_zh', 'zh', 'qa_f1_zh_score', 'factrecall_cqa', 200, 16, _FACTRECALL_ZH_PROMPT,
-         confusing_facts=True, keyword_rules=True, haystack=True, answer_in_context=True),
+         confusing_facts=True, keyword_rules=True, haystack=True, answer_in_context=True,
+         judge_prompt=JUDGE_FACTRECALL_PROMPT),
     Task('cmrc_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'single_hop_qa', 200, 64,
          _ZH_MIXUP_PROMPT, keyword_rules=True, answer_in_context=True),
     Task('lic_mixup', 'zh', 'qa_f1_zh_score_with_gold_ans', 'multi_hop_cqa', 197, 64, _LIC_PROMPT,

@@ -197,3 +197,61 @@ def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
         str(sum(r['truncated'] for r in records)),
         str(sum(r['prompt_tokens'] for r in records)),
     ]
+
+
+def test_lveval_judge_against_the_server_resumes_from_its_cache(served, tmp_path):
+    """``lveval judge`` with the served model as the judge (its random replies are rated or
+    counted unparseable; the plumbing is what is checked): one request per sample, the tokens the
+    server counted, the server killed mid-run makes failures that are counted, and the next run
+    asks only for what has no verdict."""
+    import shutil
+
+    from parity_data import REPO
+
+    preds = tmp_path / 'preds'
+    preds.mkdir()
+    shutil.copy(REPO / 'tests' / 'data' / 'golden' / 'lveval' / 'factrecall_en_16k.jsonl', preds)
+    samples = 40
+    config = tmp_path / 'judge.py'
+    config.write_text(
+        'judge = dict(type="LongContextAPI", abbr="served-judge", '
+        f'path={str(served.model)!r}, url={served.url!r}, max_seq_len={WINDOW}, retry=0, '
+        'timeout=60, prices=dict(prompt=30.0, completion=60.0))\n'
+    )
+    command = [
+        str(Path(sys.executable).with_name('lveval')),
+        'judge',
+        str(preds),
+        '--config',
+        str(config),
+    ]
+    start = served.requests()
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 300
+    while served.requests() - start < 10 and time.time() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    served.stop()
+    out, _ = run.communicate(timeout=300)
+    verdicts = list((preds / 'eval_result' / 'judge_cache').rglob('verdicts/**/*.json'))
+    first = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())
+    info = first['factrecall_en_16k']['judge']
+    assert len(verdicts) >= 10, out
+    assert info['samples'] == samples and info['failed'] > 0
+    assert info['rated'] + info['unparseable'] + info['failed'] == samples
+
+    served.log.write_text('')
+    served.start()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # One request per distinct prompt (factrecall repeats its question, and answers repeat),
+    # and only for the prompts without a verdict.
+    after = list((preds / 'eval_result' / 'judge_cache').rglob('verdicts/**/*.json'))
+    assert served.requests() == len(after) - len(verdicts) > 0
+    info = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())[
+        'factrecall_en_16k'
+    ]['judge']
+    assert info['failed'] == 0 and info['rated'] + info['unparseable'] == samples
+    assert info['prompt_tokens'] > 0
+    assert info['cost_usd'] == pytest.approx(
+        (info['prompt_tokens'] * 30 + info['completion_tokens'] * 60) / 1e6
+    )

@@ -1,0 +1,1 @@
+"""Benchmark-independent evaluators: the LLM judge (``judge.py``)."""

@@ -1,0 +1,327 @@
+"""An LLM judge, independent of any benchmark: a rating prompt per sample goes to an
+OpenAI-compatible model (``LongContextAPI``), the reply's ``[n]`` becomes the score n/10.
+
+- ``parse_rating``: exactly one bracketed whole number from 0 to 10 (``[7]``, ``Rating: [3]``);
+  anything else (``[11]``, ``[-1]``, ``[7.5]``, no brackets, two different ratings) is
+  unparseable, reported with the reply, and never counted as a zero.
+- ``Judge``: rates prompts at temperature 0, each verdict kept in its own cache (one JSON file
+  per prompt, written atomically), so a killed run resumes and re-scoring costs nothing; the
+  judge model is built only when a prompt is not in the cache.
+- ``summarise``: the judge's score (mean rating x 10, in percent, over the rated samples), the
+  counts in words, and its tokens and cost.
+- ``spearman``: Spearman's rank correlation with average ranks for ties, for the agreement between
+  the judge and a benchmark's own metric.
+
+Benchmarks bring their prompts; this module fills nothing in itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..atomic import write_text
+from ..errors import ApiError
+from ..models.api_client import cost_usd
+
+# The paper's judge (LV-Eval v2, appendix: GPT-4-0613 as auto rater). Prices: OpenAI's list
+# prices for gpt-4-0613 in USD per 1M tokens. Any OpenAI-compatible model takes its place.
+GPT4_0613_JUDGE = dict(
+    type='LongContextAPI',
+    abbr='gpt-4-0613',
+    path='gpt-4-0613',
+    url='https://api.openai.com/v1',
+    key_env='OPENAI_API_KEY',
+    max_seq_len=8192,
+    tokenizer_path='cl100k_base',
+    prices=dict(prompt=30.0, completion=60.0),
+)
+TEMPERATURE = 0.0
+MAX_OUT_LEN = 64  # the rating comes first in the prompt's format; room for a short preamble
+SHOWN_PROBLEMS = 20  # unparseable or failed samples listed in a result, with their replies
+
+_BRACKETED = re.compile(r'\[([^\[\]\n]{0,16})\]')
+_WHOLE = re.compile(r'\s*([+-]?\d+(?:\.\d*)?)\s*')
+
+
+@dataclass(frozen=True)
+class Rating:
+    value: Optional[int]  # 0..10, None when the reply gives no usable rating
+    problem: Optional[str] = None  # why not, in words
+
+
+def parse_rating(text: Any) -> Rating:
+    """The ``[n]`` of a judge's reply. Bracketed text that is not a number (``"[rating]"`` echoed
+    from the prompt) is ignored; a number must be a whole number from 0 to 10; the same rating
+    repeated counts once, two different ones are ambiguous."""
+    if not isinstance(text, str):
+        return Rating(None, f'reply is {type(text).__name__}, not text')
+    numbers = [m.group(1) for b in _BRACKETED.finditer(text) if (m := _WHOLE.fullmatch(b.group(1)))]
+    if not numbers:
+        return Rating(None, 'no [n] rating in the reply')
+    found = []
+    for number in numbers:
+        if not re.fullmatch(r'[+-]?\d+', number):
+            return Rating(None, f'[{number}] is not a whole number')
+        value = int(number)
+        if not 0 <= value <= 10:
+            return Rating(None, f'[{number}] is outside 0 to 10')
+        found.append(value)
+    if len(set(found)) > 1:
+        return Rating(None, f'{len(found)} different ratings: {", ".join(f"[{v}]" for v in found)}')
+    return Rating(found[0])
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One sample's rating and what asking for it cost."""
+
+    rating: Optional[int]
+    problem: Optional[str]  # unparseable reply, or a failed request
+    reply: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool  # answered from a cache (the judge's or the API model's): nothing paid now
+    failed: bool = False  # the request failed for good (ApiError); not cached, asked again
+
+    @property
+    def score(self) -> Optional[float]:
+        return None if self.rating is None else self.rating / 10
+
+
+class VerdictCache:
+    """One JSON file per judged prompt, named by the digest of the judge, the prompt and the
+    settings; each written atomically, so a killed run leaves whole entries only."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+
+    @staticmethod
+    def key(model: str, prompt: str, max_out_len: int) -> str:
+        request = {
+            'model': model,
+            'prompt': prompt,
+            'max_out_len': max_out_len,
+            'temperature': TEMPERATURE,
+        }
+        return hashlib.sha256(json.dumps(request, ensure_ascii=False).encode()).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f'{key}.json'
+
+    def get(self, key: str) -> Optional[dict]:
+        try:
+            stored = json.loads(self._path(key).read_text(encoding='utf-8'))
+        except (OSError, ValueError):
+            return None  # absent or damaged: asked again and rewritten
+        return stored if isinstance(stored, dict) and isinstance(stored.get('reply'), str) else None
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        stored = {
+            'reply': verdict.reply,
+            'prompt_tokens': verdict.prompt_tokens,
+            'completion_tokens': verdict.completion_tokens,
+        }
+        write_text(self._path(key), json.dumps(stored, ensure_ascii=False))
+
+
+def build_judge_model(config: dict, cache_dir: Optional[str | os.PathLike] = None):
+    """The judge model of a model config (``LongContextAPI`` unless ``type`` says otherwise);
+    its own request cache goes to ``cache_dir/api`` unless the config names one."""
+    config = dict(config)
+    kind = config.pop('type', 'LongContextAPI')
+    config.pop('abbr', None)
+    if isinstance(kind, str):
+        # Importing the module registers LongContextAPI in OpenCompass's MODELS.
+        importlib.import_module('opencompass_lveval.models.api')
+        from opencompass.registry import MODELS
+
+        kind = MODELS.get(kind)
+    if cache_dir is not None:
+        config.setdefault('cache_dir', str(Path(cache_dir) / 'api'))
+    return kind(**config)
+
+
+def judge_name(config: dict) -> str:
+    return str(config.get('abbr') or config.get('path') or 'judge')
+
+
+class Judge:
+    """Rates prompts with a chat model: ``model`` is an object with ``chat(messages, max_out_len,
+    temperature) -> ApiReply`` (``LongContextAPI``), or None to build it from ``config`` when
+    a prompt first misses the cache."""
+
+    def __init__(
+        self,
+        config: Optional[dict] = None,
+        cache_dir: Optional[str | os.PathLike] = None,
+        model: Any = None,
+        max_out_len: int = MAX_OUT_LEN,
+        concurrency: int = 4,
+    ) -> None:
+        self.config = dict(config if config is not None else GPT4_0613_JUDGE)
+        self.name = judge_name(self.config)
+        self.prices = self.config.get('prices')
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.cache = VerdictCache(self.cache_dir / 'verdicts') if self.cache_dir else None
+        self._model = model
+        self.max_out_len = max_out_len
+        self.concurrency = max(1, concurrency)
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = build_judge_model(self.config, self.cache_dir)
+        return self._model
+
+    def rate(self, prompt: str) -> Verdict:
+        key = VerdictCache.key(self.name, prompt, self.max_out_len)
+        stored = self.cache.get(key) if self.cache else None
+        if stored is not None:
+            return _verdict(
+                stored['reply'],
+                stored.get('prompt_tokens', 0),
+                stored.get('completion_tokens', 0),
+                cached=True,
+            )
+        messages = [{'role': 'user', 'content': prompt}]
+        try:
+            reply = self.model.chat(messages, self.max_out_len, temperature=TEMPERATURE)
+        except ApiError as exc:
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return Verdict(None, f'request failed: {message}', '', 0, 0, False, failed=True)
+        verdict = _verdict(
+            reply.text,
+            max(reply.prompt_tokens, 0),
+            max(reply.completion_tokens, 0),
+            cached=bool(reply.cached),
+        )
+        if self.cache:
+            self.cache.put(key, verdict)
+        return verdict
+
+    def rate_all(self, prompts: Sequence[str]) -> list[Verdict]:
+        """Verdicts in the order of the prompts; each is cached as soon as it arrives. A prompt
+        that repeats (factrecall asks one question of every record; answers repeat) is asked
+        once: its other samples share the verdict, as cached."""
+        distinct = list(dict.fromkeys(prompts))
+        if self.concurrency == 1 or len(distinct) < 2:
+            verdicts = [self.rate(prompt) for prompt in distinct]
+        else:
+            with ThreadPoolExecutor(self.concurrency) as pool:
+                verdicts = list(pool.map(self.rate, distinct))
+        first = dict(zip(distinct, verdicts))
+        seen: set[str] = set()
+        shared = []
+        for prompt in prompts:
+            verdict = first[prompt]
+            if prompt in seen and not verdict.failed:
+                verdict = dataclasses.replace(verdict, cached=True)
+            seen.add(prompt)
+            shared.append(verdict)
+        return shared
+
+
+def _verdict(text: str, prompt_tokens: int, completion_tokens: int, cached: bool) -> Verdict:
+    rating = parse_rating(text)
+    return Verdict(rating.value, rating.problem, text, prompt_tokens, completion_tokens, cached)
+
+
+def judge_score(verdicts: Sequence[Verdict]) -> Optional[float]:
+    """Mean rating / 10 in percent, two decimals, over the rated samples; None if none is."""
+    scores = [v.score for v in verdicts if v.score is not None]
+    return round(100 * sum(scores) / len(scores), 2) if scores else None
+
+
+def summarise(verdicts: Sequence[Verdict], judge: Judge) -> dict:
+    """The judge's keys of a result: ``judge_score`` (a number, where any sample is rated),
+    ``judge_diagnostics`` (counts in words, so OpenCompass's summarizer averages the score
+    alone) and ``judge`` (the judge, counts, tokens, cost and the first problems)."""
+    rated = sum(v.rating is not None for v in verdicts)
+    failed = sum(v.failed for v in verdicts)
+    unparseable = len(verdicts) - rated - failed
+    cached = sum(v.cached for v in verdicts)
+    prompt_tokens = sum(v.prompt_tokens for v in verdicts)
+    completion_tokens = sum(v.completion_tokens for v in verdicts)
+    paid = [v for v in verdicts if not v.cached]
+    result: dict[str, Any] = {}
+    score = judge_score(verdicts)
+    if score is not None:
+        result['judge_score'] = score
+    result['judge_diagnostics'] = (
+        f'{rated} rated, {unparseable} unparseable, {failed} failed requests, {cached} cached, '
+        f'{len(verdicts)} samples, judge {judge.name}'
+    )
+    result['judge'] = {
+        'model': judge.name,
+        'samples': len(verdicts),
+        'rated': rated,
+        'unparseable': unparseable,
+        'failed': failed,
+        'cached': cached,
+        'prompt_tokens': prompt_tokens,
+        'completion_tokens': completion_tokens,
+        'cost_usd': cost_usd(judge.prices, prompt_tokens, completion_tokens),
+        'cost_usd_this_run': cost_usd(
+            judge.prices,
+            sum(v.prompt_tokens for v in paid),
+            sum(v.completion_tokens for v in paid),
+        ),
+        'temperature': TEMPERATURE,
+        'problems': [
+            {'index': index, 'problem': v.problem, 'reply': v.reply[:200]}
+            for index, v in enumerate(verdicts)
+            if v.problem
+        ][:SHOWN_PROBLEMS],
+    }
+    return result
+
+
+# Agreement ---------------------------------------------------------------------------------------
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """Ranks from 1, smallest first; tied values share the mean of their ranks."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            ranks[order[position]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> Optional[float]:
+    """Spearman's rank correlation: Pearson's on the average ranks. None with fewer than two
+    pairs or where either side is constant (undefined)."""
+    if len(xs) != len(ys):
+        raise ValueError(f'spearman: {len(xs)} values against {len(ys)}')
+    if len(xs) < 2:
+        return None
+    rx, ry = average_ranks(xs), average_ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def order(scores: dict[str, float]) -> list[str]:
+    """Names from the highest score down (ties by name)."""
+    return sorted(scores, key=lambda name: (-scores[name], name))

@@ -22,6 +22,7 @@ from ..intervals import RESAMPLES, SEED, bootstrap_cells
 from ..tables import MEASURED, PUBLISHED, number
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
+from .usage import add_usage, result_usage
 
 OUR_MODELS = 'opencompass_lveval.'  # where our wrappers' dumped ``type`` points
 
@@ -41,6 +42,8 @@ class Row:
     records: dict[str, dict[tuple[str, str], Result]] = field(default_factory=dict)
     # benchmark name -> (task, size) -> bootstrap distribution of the cell's mean (``intervals``)
     samples: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict)
+    # benchmark name -> size -> what the results shown cost to run (``usage.py``)
+    usage: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -163,6 +166,8 @@ def _newest_results(runs: list[Run], keys: _Keys, rows: dict) -> dict[RowKey, di
 def _fill(row: Row, key: RowKey, results: dict[str, Result], asked: set, runs: list[Run]):
     for dataset, result in results.items():
         _place(row, dataset, result)
+        if (total := result_usage(result.run, row.model, dataset)) is not None:
+            add_usage(row.usage, dataset, total)
     row.missing = [(d, _why(row.model, d, runs)) for d in sorted(asked - set(results))]
     modes = {mode for r in results.values() if (mode := r.provenance.get('extraction'))}
     if len(modes) > 1:

@@ -13,6 +13,7 @@ from ..atomic import atomic_open, write_text
 from ..intervals import interval, shown
 from ..tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
 from .board import Board, Row
+from .usage import tokens_per_s, usage_board_tables, usage_json
 
 INTRO = "Rows marked published are the papers' numbers, never mixed with measured ones."
 
@@ -35,12 +36,12 @@ def status(row: Row) -> str:
 
 
 def board_tables(board: Board) -> list[BoardTable]:
-    """Every benchmark's tables, in registry order."""
+    """Every benchmark's tables, in registry order, then what the rows cost to run."""
     return [
         table
         for benchmark in benchmarks.BENCHMARKS
         for table in benchmark.board_tables(board.rows, board.sizes[benchmark.name])
-    ]
+    ] + usage_board_tables(board.rows)
 
 
 def _table(header: list[str], lines: list[list[str]]) -> list[str]:
@@ -115,6 +116,29 @@ def tidy(board: Board) -> list[dict]:
             row, board.sizes[benchmark.name]
         )
         if value is not None
+    ] + [
+        dict(
+            row=row.label,
+            kind=row.kind,
+            benchmark=name,
+            table='usage',
+            item='all datasets',
+            level=size,
+            metric=metric,
+            value=value,
+            low=None,
+            high=None,
+        )
+        for row in board.rows
+        for name, cells in row.usage.items()
+        for size, total in sorted(cells.items())
+        for metric, value in (
+            ('prompt_tokens', total.prompt_tokens),
+            ('completion_tokens', total.completion_tokens),
+            ('tokens_per_s', tokens_per_s(total)),
+            ('cost_usd', total.cost_usd),
+        )
+        if value is not None
     ]
 
 
@@ -152,6 +176,8 @@ def _row_json(row: Row, board: Board) -> dict:
     for benchmark in benchmarks.BENCHMARKS:
         if derived := benchmark.json_fields(row, board.sizes[benchmark.name]):
             found.setdefault('derived', {})[benchmark.name] = derived
+    if row.usage:
+        found['usage'] = usage_json(row)
     found.update(
         missing=[{'dataset': d, 'error': why} for d, why in row.missing],
         conflicts=row.conflicts,

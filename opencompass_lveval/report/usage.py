@@ -1,10 +1,11 @@
-"""What a run cost, per model and length level, from the usage record beside each prediction
-(``LongContextInferTask`` writes them): prompt and completion tokens (an API model's as its server
-counted them, with whether the local count agreed, cache hits and cost; an in-process model's
-as it received and generated them), cuts, latency, and each dataset's inference wall time and
-GPUs (``{abbr}.inference.json`` beside its predictions), with tokens per second.
+"""What a run cost, per model and length level. ``LongContextInferTask`` puts a usage record beside
+each prediction (prompt and completion tokens: an API model's as its server counted them, with
+whether the local count agreed, cache hits and cost; an in-process model's as it received and
+generated them; cuts; latency) and keeps each dataset's totals, inference wall time and GPUs in
+``{abbr}.inference.json`` beside its predictions. Reports and leaderboards read those small files,
+never the predictions again, and add tokens per second.
 
-Runs without usage records (other wrappers, older runs) give no table.
+Runs without them (other wrappers, older runs) give no table.
 """
 
 from __future__ import annotations
@@ -65,56 +66,71 @@ class UsageTotal:
             self.cost_usd = (self.cost_usd or 0.0) + cost
 
 
-def _records(path: Path) -> list[dict]:
-    """The usage records of one predictions file (OpenCompass's index -> entry JSON)."""
+def usage_totals(records: list) -> dict:
+    """The totals of a dataset's usage records (``None`` for predictions without one), as the
+    infer task keeps them beside the predictions."""
+    total = UsageTotal()
+    for record in records:
+        if isinstance(record, dict):
+            total.add(record)
+    return {name: value for name, value in vars(total).items() if name not in ('wall_s', 'gpus')}
+
+
+COUNTS = ('records', 'sent', 'cached', 'cut', 'prompt_tokens', 'completion_tokens', 'mismatched')
+
+
+def read_inference_record(path: Path) -> Optional[UsageTotal]:
+    """A dataset's totals, wall time and GPUs from its ``{abbr}.inference.json`` (None where
+    the file is missing or holds no usage); values that are not numbers count as none."""
     try:
-        predictions = json.loads(path.read_text(encoding='utf-8'))
+        stored = json.loads(path.read_text(encoding='utf-8'))
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError) as exc:
-        raise ReportError(f'{path}: not a readable predictions file ({exc})') from None
-    if not isinstance(predictions, dict):
-        raise ReportError(f'{path}: a predictions file maps indices to entries; this is not one')
-    return [
-        entry['usage']
-        for entry in predictions.values()
-        if isinstance(entry, dict) and isinstance(entry.get('usage'), dict)
-    ]
+        raise ReportError(f'{path}: not a readable inference record ({exc})') from None
+    usage = stored.get('usage') if isinstance(stored, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    total = UsageTotal()
+    for name in COUNTS:
+        setattr(total, name, int(max(number(usage.get(name)) or 0, 0)))
+    total.latency_s = max(number(usage.get('latency_s')) or 0.0, 0.0)
+    total.cost_usd = number(usage.get('cost_usd'))
+    total.wall_s = max(number(stored.get('wall_s')) or 0.0, 0.0)
+    total.gpus = int(max(number(stored.get('gpus')) or 0, 0))
+    return total
 
 
-def _inference_record(path: Path) -> dict:
-    """The wall time and GPUs of the inference that wrote ``path`` ({} where none was kept)."""
-    try:
-        record = json.loads(path.with_name(f'{path.stem}.inference.json').read_text('utf-8'))
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+def merge(into: UsageTotal, other: UsageTotal) -> None:
+    """Add ``other`` to ``into``: sums, the most GPUs, costs where given."""
+    for name, value in vars(other).items():
+        if name == 'cost_usd':
+            if value is not None:
+                into.cost_usd = (into.cost_usd or 0.0) + value
+        elif name == 'gpus':
+            into.gpus = max(into.gpus, value)
+        else:
+            setattr(into, name, getattr(into, name) + value)
 
 
 def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
-    """model -> (benchmark title, level) -> totals, for the datasets whose predictions carry
-    usage records."""
+    """model -> (benchmark title, level) -> totals, from the inference records of the run."""
     from .. import benchmarks
 
     totals: dict[str, dict[tuple[str, str], UsageTotal]] = {}
-    for path in sorted((run / 'predictions').glob('*/*.json')):
-        if path.name.startswith('tmp_') or path.name.endswith('.inference.json'):
-            continue
+    for path in sorted((run / 'predictions').glob('*/*.inference.json')):
+        abbr = dataset_of(path.with_name(path.name[: -len('.inference.json')] + '.json'))
         for benchmark in benchmarks.BENCHMARKS:
-            cell = benchmark.split_abbr(dataset_of(path))
+            cell = benchmark.split_abbr(abbr)
             if cell is not None:
                 break
         else:
             continue
-        records = _records(path)
-        if not records:
+        found = read_inference_record(path)
+        if found is None or not found.records:
             continue
-        total = totals.setdefault(path.parent.name, {}).setdefault(
-            (benchmark.title, cell[1]), UsageTotal()
-        )
-        for record in records:
-            total.add(record)
-        inference = _inference_record(path)
-        total.wall_s += max(number(inference.get('wall_s')) or 0.0, 0.0)
-        total.gpus = max(total.gpus, int(number(inference.get('gpus')) or 0))
+        cells = totals.setdefault(path.parent.name, {})
+        merge(cells.setdefault((benchmark.title, cell[1]), UsageTotal()), found)
     return totals
 
 
@@ -127,14 +143,7 @@ def usage_tables(run: Path) -> list[Table]:
             cells.items(), key=lambda c: (c[0][0], parse_size(c[0][1]))
         ):
             rows.append([title, level, *_values(total)])
-            for name, value in vars(total).items():
-                if name == 'cost_usd':
-                    if value is not None:
-                        grand.cost_usd = (grand.cost_usd or 0.0) + value
-                elif name == 'gpus':
-                    grand.gpus = max(grand.gpus, value)
-                else:
-                    setattr(grand, name, getattr(grand, name) + value)
+            merge(grand, total)
         rows.append(['all', '', *_values(grand)])
         tables.append(Table(f'Usage and cost: {model}', f'usage_{model}', HEADER, rows))
     return tables

@@ -15,7 +15,7 @@ import json
 import os
 import os.path as osp
 import time
-from typing import Any
+from typing import Any, Optional
 
 from opencompass.registry import MODELS, TASKS
 from opencompass.tasks import openicl_infer
@@ -26,6 +26,7 @@ from opencompass_lveval.atomic import write_text
 from opencompass_lveval.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI, default_cache_dir
 from opencompass_lveval.models.base import LongContextModel
+from opencompass_lveval.report.usage import usage_totals
 
 
 def answer_length(model_cfg: dict, dataset_cfg: dict) -> int:
@@ -102,19 +103,21 @@ class LongContextInferTask(OpenICLInferTask):
             ) from None
         if osp.exists(out_path):
             answer = answer_length(self.model_cfg, self.dataset_cfg)
-            add_usage(out_path, self.model, answer)
-            timing = {
+            records = add_usage(out_path, self.model, answer)
+            summary = {
                 'wall_s': round(time.perf_counter() - started, 3),
                 'gpus': (self.model_cfg.get('run_cfg') or {}).get('num_gpus', 0),
                 'answered': len(self.model.usage),
                 'resumed': resumed,
+                'usage': usage_totals(records),
             }
-            write_text(inference_record_path(out_path), json.dumps(timing))
+            write_text(inference_record_path(out_path), json.dumps(summary))
 
 
 def inference_record_path(out_path: str) -> str:
-    """Where a dataset's inference time and GPUs are kept, beside its predictions (a name
-    OpenCompass's own readers never match)."""
+    """Where a dataset's inference time, GPUs and usage totals are kept, beside its predictions
+    (a name OpenCompass's own readers never match): reports and leaderboards read this small
+    file, never the predictions again."""
     root, _ = osp.splitext(out_path)
     return f'{root}.inference.json'
 
@@ -139,10 +142,10 @@ def _resumed_count(out_path: str) -> int:
         return 0  # OpenCompass sets a damaged file aside and starts over
 
 
-def add_usage(out_path: str, model: Any, max_out_len: int) -> None:
+def add_usage(out_path: str, model: Any, max_out_len: int) -> list[Optional[dict]]:
     """Each prediction of ``out_path`` gets its usage record: this run's, in order, for the
     predictions it made (the last ones); for those a killed run made, an API model's cache's,
-    else none (null)."""
+    else none (null). Returns the records, in order."""
     with open(out_path, encoding='utf-8') as stream:
         predictions = json.load(stream)
     order = sorted(predictions, key=int)
@@ -155,6 +158,7 @@ def add_usage(out_path: str, model: Any, max_out_len: int) -> None:
             record = from_cache(entry['origin_prompt'], max_out_len)
         entry['usage'] = record
     write_text(out_path, json.dumps(predictions, indent=4, ensure_ascii=False))
+    return [predictions[index]['usage'] for index in order]
 
 
 if __name__ == '__main__':

@@ -415,3 +415,46 @@ def test_a_published_row_without_overall_says_why(tmp_path):
     )
     assert 'published; no Overall published; dataset scores at 16k (provenance)' in qwen
     assert 'YaRN failed per source' in written[0].read_text()  # the source's own words
+
+
+def test_rows_show_what_their_results_cost_per_level(tmp_path):
+    """The usage totals the infer task keeps beside each dataset's predictions become the row's
+    tokens, cost and throughput per level (md, csv, json); rows without them show none."""
+    work = tmp_path / 'work'
+    run = recorded_run(
+        work,
+        '20260101_000000',
+        {'gpt': {'type': 'opencompass_lveval.models.api.LongContextAPI'}, 'local': {'type': HF}},
+        {'gpt': full_scores(40.0, ['16k', '32k']), 'local': full_scores(30.0, ['16k'])},
+    )
+    per_dataset = {
+        '16k': dict(prompt_tokens=15000, completion_tokens=600, cost_usd=0.5, wall_s=6.0),
+        '32k': dict(prompt_tokens=31000, completion_tokens=600, cost_usd=1.0, wall_s=8.0),
+    }
+    for task in TASKS:
+        for level, numbers in per_dataset.items():
+            folder = run / 'predictions' / 'gpt'
+            folder.mkdir(parents=True, exist_ok=True)
+            usage = dict(records=10, sent=10, **{k: numbers[k] for k in numbers if k != 'wall_s'})
+            (folder / f'{task.abbr(level)}.inference.json').write_text(
+                json.dumps({'wall_s': numbers['wall_s'], 'gpus': 0, 'usage': usage})
+            )
+    board, written = write_leaderboard([work], tmp_path / 'out')
+    gpt = next(row for row in board.rows if row.model == 'gpt')
+    assert gpt.usage['lveval']['16k'].prompt_tokens == 11 * 15000
+    markdown = written[0].read_text()
+    section = markdown.split('## LV-Eval: tokens used (millions; USD beside them where priced)')[1]
+    gpt_line = next(line for line in section.splitlines() if line.startswith('| gpt'))
+    # 11 datasets: 0.1716 and 0.3476 million tokens, $5.50 and $11.00; all: 0.5192, $16.50
+    assert gpt_line == '| gpt | 0.17 (5.50) | 0.35 (11.00) | 0.52 (16.50) |'
+    assert '| local' not in section.split('##')[0]
+    throughput = markdown.split('## LV-Eval: tokens per second of inference')[1].splitlines()
+    assert next(line for line in throughput if line.startswith('| gpt')) == (
+        '| gpt | 2600.00 | 3950.00 | 3371.40 |'  # (15600 + 31600) / 14 s
+    )
+    rows = list(csv.DictReader(written[1].open()))
+    cost = [r for r in rows if r['table'] == 'usage' and r['metric'] == 'cost_usd']
+    assert {r['level']: float(r['value']) for r in cost} == {'16k': 5.5, '32k': 11.0}
+    found = json.loads(written[2].read_text())['rows']
+    assert next(r for r in found if r['model'] == 'gpt')['usage']['lveval']['32k']['wall_s'] == 88.0
+    assert 'usage' not in next(r for r in found if r['model'] == 'local')

@@ -1,11 +1,12 @@
-"""The usage tables of ``lveval report``: API usage records totalled per model and level."""
+"""The usage tables of ``lveval report``: usage records totalled per dataset by the infer task,
+then per model and level from the records kept beside the predictions."""
 
 import json
 
 import pytest
 
 from opencompass_lveval.errors import ReportError
-from opencompass_lveval.report.usage import HEADER, usage_tables
+from opencompass_lveval.report.usage import HEADER, usage_tables, usage_totals
 
 
 def record(prompt, completion, *, cached=False, match=True, cut=False, cost=None, sent=True):
@@ -22,26 +23,26 @@ def record(prompt, completion, *, cached=False, match=True, cut=False, cost=None
     }
 
 
-def write_predictions(run, model, abbr, records):
+def write_inference(run, model, stem, records, wall_s=None, gpus=0):
+    """What the infer task keeps beside ``stem.json``: the totals of its records."""
     folder = run / 'predictions' / model
     folder.mkdir(parents=True, exist_ok=True)
-    entries = {str(i): {'prediction': 'x', 'usage': r} for i, r in enumerate(records)}
-    (folder / f'{abbr}.json').write_text(json.dumps(entries))
+    summary = {'wall_s': wall_s, 'gpus': gpus, 'usage': usage_totals(records)}
+    (folder / f'{stem}.inference.json').write_text(json.dumps(summary))
 
 
 def test_usage_is_totalled_per_level_and_in_all(tmp_path):
-    write_predictions(
+    write_inference(
         tmp_path,
         'gpt',
         'LVEval_factrecall_en_16k',
-        [record(100, 5, cost=0.01), record(200, 7, cached=True, cost=0.02, cut=True)],
+        [record(100, 5, cost=0.01), record(200, 7, cached=True, cost=0.02, cut=True), None],
+        wall_s=3.0,
     )
-    write_predictions(tmp_path, 'gpt', 'LVEval_cmrc_mixup_32k', [record(300, 1, match=False)])
-    timing = tmp_path / 'predictions' / 'gpt' / 'LVEval_factrecall_en_16k.inference.json'
-    timing.write_text(json.dumps({'wall_s': 3.0, 'gpus': 0}))
-    write_predictions(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_0', [record(0, 0, sent=False)])
-    write_predictions(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_1', [record(10, 1)])  # split parts
-    write_predictions(tmp_path, 'local-hf', 'LVEval_factrecall_en_16k', [])  # no records: no table
+    write_inference(tmp_path, 'gpt', 'LVEval_cmrc_mixup_32k', [record(300, 1, match=False)])
+    write_inference(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_0', [record(0, 0, sent=False)])
+    write_inference(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_1', [record(10, 1)])  # split parts
+    write_inference(tmp_path, 'local-hf', 'LVEval_factrecall_en_16k', [])  # no records: no table
     (tables,) = usage_tables(tmp_path)
     assert tables.header == HEADER and tables.name == 'Usage and cost: gpt'
     rows = {(row[0], row[1]): row[2:] for row in tables.rows}
@@ -52,9 +53,11 @@ def test_usage_is_totalled_per_level_and_in_all(tmp_path):
     assert rows[('all', '')] == [5, 3, 1, 1, 610, 14, 1, 2.5, 3.0, 0, 208.0, 0.03]
 
 
-def test_a_broken_predictions_file_is_named(tmp_path):
+def test_a_broken_inference_record_is_named(tmp_path):
     folder = tmp_path / 'predictions' / 'gpt'
     folder.mkdir(parents=True)
-    (folder / 'LVEval_factrecall_en_16k.json').write_text('{"0": {"usage"')
-    with pytest.raises(ReportError, match='LVEval_factrecall_en_16k.json: not a readable'):
+    (folder / 'LVEval_factrecall_en_16k.inference.json').write_text('{"usage"')
+    with pytest.raises(
+        ReportError, match='LVEval_factrecall_en_16k.inference.json: not a readable'
+    ):
         usage_tables(tmp_path)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..atomic import write_text
+from ..cache import JsonRecords
 from ..errors import ApiError
 from ..models.api_client import cost_usd
 
@@ -99,40 +99,15 @@ class Verdict:
         return None if self.rating is None else self.rating / 10
 
 
-class VerdictCache:
-    """One JSON file per judged prompt, named by the digest of the judge, the prompt and the
-    settings; each written atomically, so a killed run leaves whole entries only."""
-
-    def __init__(self, folder: str | os.PathLike) -> None:
-        self.folder = Path(folder)
-
-    @staticmethod
-    def key(model: str, prompt: str, max_out_len: int) -> str:
-        request = {
-            'model': model,
-            'prompt': prompt,
-            'max_out_len': max_out_len,
-            'temperature': TEMPERATURE,
-        }
-        return hashlib.sha256(json.dumps(request, ensure_ascii=False).encode()).hexdigest()
-
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f'{key}.json'
-
-    def get(self, key: str) -> Optional[dict]:
-        try:
-            stored = json.loads(self._path(key).read_text(encoding='utf-8'))
-        except (OSError, ValueError):
-            return None  # absent or damaged: asked again and rewritten
-        return stored if isinstance(stored, dict) and isinstance(stored.get('reply'), str) else None
-
-    def put(self, key: str, verdict: Verdict) -> None:
-        stored = {
-            'reply': verdict.reply,
-            'prompt_tokens': verdict.prompt_tokens,
-            'completion_tokens': verdict.completion_tokens,
-        }
-        write_text(self._path(key), json.dumps(stored, ensure_ascii=False))
+def verdict_key(model: str, prompt: str, max_out_len: int) -> str:
+    """The cache key of a judged prompt: a digest of the judge, the prompt and the settings."""
+    request = {
+        'model': model,
+        'prompt': prompt,
+        'max_out_len': max_out_len,
+        'temperature': TEMPERATURE,
+    }
+    return hashlib.sha256(json.dumps(request, ensure_ascii=False).encode()).hexdigest()
 
 
 def build_judge_model(config: dict, cache_dir: Optional[str | os.PathLike] = None):
@@ -173,7 +148,7 @@ class Judge:
         self.name = judge_name(self.config)
         self.prices = self.config.get('prices')
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self.cache = VerdictCache(self.cache_dir / 'verdicts') if self.cache_dir else None
+        self.cache = JsonRecords(self.cache_dir / 'verdicts', 'reply') if self.cache_dir else None
         self._model = model
         self.max_out_len = max_out_len
         self.concurrency = max(1, concurrency)
@@ -185,7 +160,7 @@ class Judge:
         return self._model
 
     def rate(self, prompt: str) -> Verdict:
-        key = VerdictCache.key(self.name, prompt, self.max_out_len)
+        key = verdict_key(self.name, prompt, self.max_out_len)
         stored = self.cache.get(key) if self.cache else None
         if stored is not None:
             return _verdict(
@@ -207,7 +182,14 @@ class Judge:
             cached=bool(reply.cached),
         )
         if self.cache:
-            self.cache.put(key, verdict)
+            self.cache.put(
+                key,
+                {
+                    'reply': verdict.reply,
+                    'prompt_tokens': verdict.prompt_tokens,
+                    'completion_tokens': verdict.completion_tokens,
+                },
+            )
         return verdict
 
     def rate_all(self, prompts: Sequence[str]) -> list[Verdict]:

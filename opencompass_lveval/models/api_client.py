@@ -24,13 +24,13 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
-from ..atomic import write_text
+from ..cache import JsonRecords
 from ..errors import ApiError, ModelConfigError
 
 RETRIED_STATUS = frozenset({408, 409, 429})
+CACHED_FIELDS = ('text', 'prompt_tokens', 'completion_tokens', 'latency_s', 'finish_reason')
 _LIMITS: dict[str, threading.BoundedSemaphore] = {}
 _LIMITS_LOCK = threading.Lock()
 
@@ -74,36 +74,6 @@ def request_key(route: str, body: dict) -> str:
     """The cache key of a request: a hash of its route and canonical body."""
     canonical = json.dumps([route, body], sort_keys=True, ensure_ascii=False, separators=(',', ':'))
     return hashlib.sha256(canonical.encode('utf-8')).hexdigest()
-
-
-class ReplyCache:
-    """One JSON file per answered request, named by its key, written atomically."""
-
-    def __init__(self, folder: str | os.PathLike) -> None:
-        self.folder = Path(folder)
-
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f'{key}.json'
-
-    def get(self, key: str) -> Optional[dict]:
-        path = self._path(key)
-        try:
-            stored = json.loads(path.read_text(encoding='utf-8'))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return None  # a damaged entry is asked again, and rewritten
-        return stored if isinstance(stored, dict) and isinstance(stored.get('text'), str) else None
-
-    def put(self, key: str, reply: ApiReply) -> None:
-        stored = {
-            'text': reply.text,
-            'prompt_tokens': reply.prompt_tokens,
-            'completion_tokens': reply.completion_tokens,
-            'latency_s': reply.latency_s,
-            'finish_reason': reply.finish_reason,
-        }
-        write_text(self._path(key), json.dumps(stored, ensure_ascii=False))
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:
@@ -172,7 +142,7 @@ class EndpointClient:
         self.url = url.rstrip('/')
         self.key_env, self.timeout, self.retry = key_env, timeout, retry
         self.backoff_s, self.max_wait_s = backoff_s, max_wait_s
-        self.cache = ReplyCache(cache_dir) if cache_dir else None
+        self.cache = JsonRecords(cache_dir, 'text') if cache_dir else None
         self._local = threading.local()
         self._random = random.Random()
         with _LIMITS_LOCK:
@@ -223,7 +193,7 @@ class EndpointClient:
                 route, payload, what, 'message' if route.startswith('chat') else 'text'
             )
         if key:
-            self.cache.put(key, reply)
+            self.cache.put(key, {name: getattr(reply, name) for name in CACHED_FIELDS})
         return reply
 
     def _post(self, route: str, payload: bytes, what: str, kind: str) -> ApiReply:

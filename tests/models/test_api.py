@@ -94,7 +94,7 @@ class Scripted:
 def server():
     state = Scripted()
     httpd = ThreadingHTTPServer(('127.0.0.1', 0), state.handler())
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     state.url = f'http://127.0.0.1:{httpd.server_address[1]}/v1'
     yield state
@@ -314,6 +314,7 @@ def test_retry_after_as_an_http_date_is_honoured(tmp_path, server):
     assert time.perf_counter() - started >= 0.9 and len(server.requests) == 2
 
 
+@pytest.mark.slow  # builds datasets from a config: seconds
 def test_lveval_inputs_counts_an_api_run_before_it_starts(
     tmp_path, stackselect_dir, monkeypatch, capsys
 ):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..intervals import NOTE, bootstrap_cells, interval, resamples_in
+from ..report.results import detail_value
 from ..sizes import by_size, is_size
 from ..tables import BoardLine, BoardTable, Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
@@ -46,12 +47,16 @@ def settings_in(task: AdaTask, results_by_model: dict[str, dict]) -> list[str]:
 
 
 def record_scores(result: dict) -> Optional[list[float]]:
-    """Per-record accuracy (100 or 0) from AdaLEvalEvaluator's details."""
+    """Per-record accuracy (100 or 0) from AdaLEvalEvaluator's details; None unless every
+    record says True or False."""
     details = result.get('details')
     try:
-        return [100.0 * bool(d['correct']) for d in details] if details else None
-    except (KeyError, TypeError):
+        correct = [detail_value(d, 'correct') for d in details] if details else None
+    except (KeyError, TypeError, IndexError):
         return None
+    if correct is None or not all(isinstance(c, bool) for c in correct):
+        return None
+    return [100.0 * c for c in correct]
 
 
 def _samples(results: dict[str, dict[str, dict]]) -> dict:

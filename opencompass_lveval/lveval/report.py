@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..intervals import NOTE, bootstrap_cells, interval, pooled, resamples_in
-from ..report.results import prediction_parts
+from ..report.results import detail_value, prediction_parts
 from ..sizes import by_size
 from ..tables import (
     PUBLISHED,
@@ -78,17 +78,11 @@ def model_table(model: str, results: dict, levels: list[str], samples: Samples) 
     )
 
 
-def _detail_score(detail: dict) -> float:
-    """A sample's score from OpenCompass's details (a list per replica, or a bare value)."""
-    value = detail['score']
-    return float(value[0] if isinstance(value, list) else value)
-
-
 def record_scores(result: dict) -> Optional[list[float]]:
     """Per-record scores (%) from LVEvalEvaluator's details; their mean is the subset's score."""
     details = result.get('details')
     try:
-        return [100 * _detail_score(d) for d in details] if details else None
+        return [100 * float(detail_value(d, 'score')) for d in details] if details else None
     except (KeyError, TypeError, ValueError, IndexError):
         return None
 
@@ -141,7 +135,10 @@ def record_depths(run: Path, model: str, abbr: str, result: dict) -> Optional[li
     depths = []
     for prompt, detail in zip(prompts, details):
         context = context_of(_prompt_text(prompt), found[0].prompt)
-        answer = detail.get('answer') if isinstance(detail, dict) else None
+        try:
+            answer = detail_value(detail, 'answer')
+        except (KeyError, TypeError, IndexError):
+            answer = None
         depths.append(first_depth(context, answer) if context and isinstance(answer, str) else None)
     return depths
 

@@ -56,7 +56,11 @@ def plot_lines(
             axes.errorbar(
                 [x for x, _, _ in bars],
                 [v for _, v, _ in bars],
-                yerr=[[v - b[0] for _, v, b in bars], [b[1] - v for _, v, b in bars]],
+                # A score rounded to two decimals may sit a hair outside a degenerate interval.
+                yerr=[
+                    [max(0.0, v - b[0]) for _, v, b in bars],
+                    [max(0.0, b[1] - v) for _, v, b in bars],
+                ],
                 fmt='none',
                 ecolor=line.get_color(),
                 capsize=3,

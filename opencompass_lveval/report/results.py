@@ -102,3 +102,10 @@ def dataset_of(path: Path) -> str:
     """The dataset abbreviation of a predictions file (``{abbr}.json`` or ``{abbr}_N.json``);
     callers check it against the benchmarks."""
     return re.sub(r'_\d+$', '', path.stem) if re.search(r'_\d+$', path.stem) else path.stem
+
+
+def detail_value(detail: dict, key: str):
+    """A per-sample value of OpenCompass's ``details``: it wraps each in a list, one item per
+    replica (the first is taken); a bare value is taken as it is."""
+    value = detail[key]
+    return value[0] if isinstance(value, list) else value

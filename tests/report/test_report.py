@@ -64,7 +64,7 @@ def write_predictions(run, model, task, level, details, rng):
     for index, detail in enumerate(details):
         at = rng.randrange(100)
         context = 'x' * at + 'NEEDLE' + 'y' * (99 - at)  # 105 characters, the answer at `at`
-        detail['answer'] = 'NEEDLE'
+        detail['answer'] = ['NEEDLE']  # OpenCompass wraps each value in a list
         detail['depth'] = at / len(context)
         prompt = task.prompt.format(context=context, input='Where is it?')
         predictions[str(index)] = {'origin_prompt': prompt, 'prediction': '', 'gold': ['NEEDLE']}
@@ -154,7 +154,7 @@ def test_depth_map_cells_are_the_means_per_depth_bin(tmp_path):
             assert found.counts[depth_bin][column] == len(scores)
             assert found.values[depth_bin][column] == pytest.approx(expected)
     # a record whose answer is not in its context is left out, and counted
-    results['LVEval_cmrc_mixup_16k']['details'][0]['answer'] = 'absent'
+    results['LVEval_cmrc_mixup_16k']['details'][0]['answer'] = ['absent']
     depths['LVEval_cmrc_mixup_16k'] = record_depths(
         run, 'm', 'LVEval_cmrc_mixup_16k', results['LVEval_cmrc_mixup_16k']
     )
@@ -246,3 +246,26 @@ def test_names_from_run_folders_cannot_forge_tables_or_files(tmp_path):
     assert '<img' not in markdown
     forged = [line for line in markdown.splitlines() if 'FAKE' in line and line.startswith('| ')]
     assert forged and all(line.replace('\\|', '').count('|') == 8 for line in forged)
+
+
+def test_per_record_scores_read_opencompass_details_as_it_writes_them():
+    """OpenCompass wraps every per-sample value of ``details`` in a list (one per replica): an
+    Ada-LEval record with ``"correct": [False]`` is wrong, not a non-empty list taken as true."""
+    from opencompass_lveval.adaleval.report import record_scores as ada_scores
+    from opencompass_lveval.lveval.report import record_scores as lveval_scores
+
+    details = [{'correct': [False]}, {'correct': [True]}, {'correct': False}]
+    assert ada_scores({'details': details}) == [0.0, 100.0, 0.0]
+    assert ada_scores({'details': [{'correct': ['yes']}]}) is None
+    assert lveval_scores({'details': [{'score': [0.25]}, {'score': 1.0}]}) == [25.0, 100.0]
+
+
+def test_error_bars_take_a_score_a_hair_outside_its_interval(tmp_path):
+    """A two-decimal score beside a degenerate interval of the unrounded mean (33.33 against
+    [33.333.., 33.333..]) draws, where matplotlib refuses negative error bars."""
+    from opencompass_lveval.report.plots import plot_lines
+
+    path = tmp_path / 'plot.png'
+    third = 100 / 3
+    plot_lines(path, 't', ['16k'], {'m': [33.33]}, 'x', 'y', errors={'m': [(third, third)]})
+    assert path.stat().st_size > 0

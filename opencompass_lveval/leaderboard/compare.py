@@ -67,12 +67,13 @@ def compare_rows(
 ) -> list[Comparison]:
     """Every cell either row has, then each benchmark's pooled averages (Overall by level)."""
     from .. import benchmarks
+    from ..sizes import parse_size
 
     found = []
     for benchmark in benchmarks.BENCHMARKS:
         records_a = row_a.records.get(benchmark.name, {})
         records_b = row_b.records.get(benchmark.name, {})
-        cells = sorted(set(records_a) | set(records_b))
+        cells = sorted(set(records_a) | set(records_b), key=lambda c: (c[0], parse_size(c[1])))
         metric = benchmark.interval_metric
         differences = {}
         for cell in cells:

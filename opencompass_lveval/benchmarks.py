@@ -129,6 +129,11 @@ class Benchmark(ABC):
         its members (LV-Eval's Overall at a level); comparisons pool their differences so."""
         return []
 
+    def keeps_variant(self, abbr: str) -> bool:
+        """Whether a board keeps the result of this variant dataset (an ablation such as
+        BestAnswer's position bias) for its depth maps; plain datasets go by ``split_abbr``."""
+        return False
+
     def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
         """Per record, where its answer first occurs as a fraction of its context (None where it
         does not), for depth maps; None for datasets that get no depth map."""

@@ -83,6 +83,7 @@ class AdaLEval(Benchmark):
     record_scores = staticmethod(tables.record_scores)
     interval_metric = 'accuracy'
     depth_maps = staticmethod(tables.depth_maps)
+    keeps_variant = staticmethod(tables.is_position_variant)
     board_tables = staticmethod(tables.board_tables)
     tidy = staticmethod(tables.tidy)
 

@@ -104,9 +104,15 @@ def model_tables(model: str, results: dict, samples: dict) -> list[Table]:
     return tables
 
 
+def is_position_variant(abbr: str) -> bool:
+    """A BestAnswer position-bias dataset (``..._front``, ``_middle``, ``_rear``)."""
+    return any(setting_of(abbr, task, f'_{p}') for task in TASKS for p in task.positions)
+
+
 def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
     """BestAnswer's accuracy by where the best answer stands among the candidates (the
-    position-bias variants' results: front, middle, rear) and setting, where a run has them."""
+    position-bias variants' results: front, middle, rear) and setting, where a run has them;
+    each cell's record count from its per-record scores (``scores``, abbr -> list)."""
     from ..report.depth import DepthMap
 
     maps = []
@@ -119,17 +125,18 @@ def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
         )
         if not settings:
             continue
-        found = [[results.get(task.abbr(s, f'_{p}'), {}) for s in settings] for p in task.positions]
+        abbrs = [[task.abbr(s, f'_{p}') for s in settings] for p in task.positions]
+        counts = [[len(scores.get(a) or []) for a in row] for row in abbrs]
         maps.append(
             DepthMap(
                 POSITION_STEM,
                 task.name,
                 list(task.positions),
                 settings,
-                [[result_value({'r': r}, 'r', INTERVAL_METRIC) for r in row] for row in found],
-                [[len(r.get('details') or []) for r in row] for row in found],
-                sum(len(r.get('details') or []) for row in found for r in row),
-                sum(len(r.get('details') or []) for row in found for r in row),
+                [[result_value(results, a, INTERVAL_METRIC) for a in row] for row in abbrs],
+                counts,
+                sum(map(sum, counts)),
+                sum(map(sum, counts)),
                 'best answer position',
             )
         )

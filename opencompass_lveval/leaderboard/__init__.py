@@ -49,7 +49,10 @@ def depth_maps(board: Board) -> list:
     maps = []
     for row in board.rows:
         for benchmark in benchmarks.BENCHMARKS:
-            found = row.records.get(benchmark.name, {}).values()
+            found = [
+                *row.records.get(benchmark.name, {}).values(),
+                *row.variants.get(benchmark.name, {}).values(),
+            ]
             results = {r.dataset: r.values for r in found}
             scores = {r.dataset: r.scores for r in found if r.scores}
             depths = {r.dataset: r.depths for r in found if r.depths}

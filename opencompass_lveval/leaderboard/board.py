@@ -42,6 +42,8 @@ class Row:
     records: dict[str, dict[tuple[str, str], Result]] = field(default_factory=dict)
     # benchmark name -> (task, size) -> bootstrap distribution of the cell's mean (``intervals``)
     samples: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict)
+    # benchmark name -> variant dataset abbr -> its result (``Benchmark.keeps_variant``)
+    variants: dict[str, dict[str, Result]] = field(default_factory=dict)
     # benchmark name -> size -> what the results shown cost to run (``usage.py``)
     usage: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -214,6 +216,10 @@ def _place(row: Row, dataset: str, result: Result) -> None:
             row.results.setdefault(benchmark.name, {})[cell] = kept
             row.records.setdefault(benchmark.name, {})[cell] = result
         return
+    for benchmark in benchmarks.BENCHMARKS:
+        if benchmark.keeps_variant(dataset):
+            row.variants.setdefault(benchmark.name, {})[dataset] = result
+            return
 
 
 def attach_samples(rows: list[Row], resamples: int = RESAMPLES, seed: int = SEED) -> None:

@@ -254,9 +254,10 @@ def depth_section(maps: list[tuple[str, object]]) -> str:
     if not maps:
         return ''
     return (
-        '<h2 id="depth-maps">Score by answer depth</h2><p>Mean score (%) of the records whose '
-        'answer first occurs in each tenth of the context, by length; empty where no record '
-        'falls. Hover a cell for its record count.</p>'
+        '<h2 id="depth-maps">Score by where the answer is</h2><p>Mean score (%) by where the '
+        'answer sits, by length: for LV-Eval the tenth of the context where the answer first '
+        "occurs, for Ada-LEval BestAnswer the best answer's position among the candidates (its "
+        'position-bias runs); empty where no record falls. Hover a cell for its record count.</p>'
         + ''.join(_depth_map(label, found) for label, found in maps)
     )
 

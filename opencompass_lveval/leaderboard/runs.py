@@ -154,6 +154,8 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                 )
                 for benchmark in benchmarks.BENCHMARKS:
                     if benchmark.split_abbr(dataset) is None:
+                        if benchmark.keeps_variant(dataset):
+                            result.scores = benchmark.record_scores(values)
                         continue
                     result.scores = benchmark.record_scores(values)
                     key = (dataset, result.provenance.get('data_fingerprint'))

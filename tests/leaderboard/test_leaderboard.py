@@ -458,3 +458,27 @@ def test_rows_show_what_their_results_cost_per_level(tmp_path):
     found = json.loads(written[2].read_text())['rows']
     assert next(r for r in found if r['model'] == 'gpt')['usage']['lveval']['32k']['wall_s'] == 88.0
     assert 'usage' not in next(r for r in found if r['model'] == 'local')
+
+
+def test_bestanswer_position_runs_give_a_position_map_on_the_board(tmp_path):
+    """The position-bias results (``AdaLEval_bestanswer_1k_front``...) are kept by the board and
+    drawn as BestAnswer's accuracy by the best answer's position and setting."""
+    from opencompass_lveval.adaleval.tasks import task_named
+    from opencompass_lveval.leaderboard import depth_maps
+
+    bestanswer = task_named('bestanswer')
+    accuracy = {'front': 60.0, 'middle': 20.0, 'rear': 40.0}
+    scores = {bestanswer.abbr('1k'): 35.0}
+    scores |= {bestanswer.abbr('1k', f'_{p}'): a for p, a in accuracy.items()}
+    run = recorded_run(tmp_path / 'work', '20260101_000000', {'m': {'type': HF}}, {'m': scores})
+    for position in accuracy:  # 5 records each, as the evaluator writes details
+        result = run / 'results' / 'm' / f'{bestanswer.abbr("1k", f"_{position}")}.json'
+        found = json.loads(result.read_text())
+        found['details'] = [{'correct': [True]}] * 5
+        result.write_text(json.dumps(found))
+    board, written = write_leaderboard([tmp_path / 'work'], tmp_path / 'out')
+    ((label, found),) = [(label, m) for label, m in depth_maps(board) if m.dataset == 'bestanswer']
+    assert label == 'm' and found.rows == ['front', 'middle', 'rear'] and found.columns == ['1k']
+    assert found.values == [[60.0], [20.0], [40.0]] and found.counts == [[5], [5], [5]]
+    page = written[3].read_text()
+    assert 'data-dataset="bestanswer"' in page and 'best answer position' in page

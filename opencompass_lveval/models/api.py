@@ -21,9 +21,9 @@ from opencompass.models.base_api import BaseAPIModel
 from opencompass.registry import MODELS
 
 from ..errors import ModelConfigError
-from .api_client import ApiReply, EndpointClient, check_prices, cost_usd, request_key
+from .api_client import ApiReply, EndpointClient, check_prices, cost_usd
 from .api_inputs import ApiInputBuilder, ApiRequest, TiktokenTokenizer, is_tiktoken_name
-from .base import check_model_path, load_tokenizer
+from .base import check_model_path, load_tokenizer, usage_record
 from .settings import InputSettings, init_parameters
 from .template import prompt_parser
 
@@ -168,45 +168,29 @@ class LongContextAPI(BaseAPIModel):
             f'sample {index} ({request.local_tokens} prompt tokens counted here, window '
             f'{self.settings.window}, {request.transport})'
         )
-        if (
-            self.client.cache is None
-            or self.client.cache.get(request_key(request.route, request.body)) is None
-        ):
-            self.wait()  # OpenCompass's rate limit, for requests that go out
-        reply = self.client.complete(request.route, request.body, what)
+        # OpenCompass's rate limit applies to the requests that go out, not to cached replies.
+        reply = self.client.complete(request.route, request.body, what, before_send=self.wait)
         return reply.text, self._record(request, reply)
 
     def _record(self, request: ApiRequest, reply: Optional[ApiReply]) -> dict:
-        if reply is None:
-            return {
-                'sent': False,
-                'prompt_tokens': 0,
-                'completion_tokens': 0,
-                'local_prompt_tokens': request.local_tokens,
-                'prompt_tokens_match': None,
-                'latency_s': 0.0,
-                'cached': False,
-                'truncated': request.truncated,
-                'budget': request.budget,
-                'transport': request.transport,
-                'cost_usd': cost_usd(self.prices, 0, 0),
-            }
-        known = reply.prompt_tokens >= 0
-        return {
-            'sent': True,
-            'prompt_tokens': reply.prompt_tokens,
-            'completion_tokens': reply.completion_tokens,
-            'local_prompt_tokens': request.local_tokens,
-            'prompt_tokens_match': (reply.prompt_tokens == request.local_tokens) if known else None,
-            'latency_s': reply.latency_s,
-            'cached': reply.cached,
-            'truncated': request.truncated,
-            'budget': request.budget,
-            'transport': request.transport,
-            'cost_usd': cost_usd(
-                self.prices, max(reply.prompt_tokens, 0), max(reply.completion_tokens, 0)
+        """The usage record of one answer (``reply`` None: answered without a request)."""
+        sent = reply if reply is not None else ApiReply('', 0, 0, 0.0, False)
+        known = reply is not None and reply.prompt_tokens >= 0
+        return usage_record(
+            sent=reply is not None,
+            prompt_tokens=sent.prompt_tokens,
+            completion_tokens=sent.completion_tokens,
+            local_prompt_tokens=request.local_tokens,
+            prompt_tokens_match=(sent.prompt_tokens == request.local_tokens) if known else None,
+            latency_s=sent.latency_s,
+            cached=sent.cached,
+            truncated=request.truncated,
+            budget=request.budget,
+            transport=request.transport,
+            cost_usd=cost_usd(
+                self.prices, max(sent.prompt_tokens, 0), max(sent.completion_tokens, 0)
             ),
-        }
+        )
 
     def cached_record(self, prompt: Any, max_out_len: int) -> Optional[dict]:
         """The usage record of a prompt answered in an earlier, killed run (from the cache), or
@@ -214,19 +198,8 @@ class LongContextAPI(BaseAPIModel):
         request = self.builder.request(prompt, max_out_len, self.generation_kwargs)
         if request.answer is not None:
             return self._record(request, None)
-        if self.client.cache is None:
-            return None
-        stored = self.client.cache.get(request_key(request.route, request.body))
-        if stored is None:
-            return None
-        reply = ApiReply(
-            stored['text'],
-            stored.get('prompt_tokens', -1),
-            stored.get('completion_tokens', -1),
-            stored.get('latency_s', 0.0),
-            True,
-        )
-        return self._record(request, reply)
+        reply = self.client.cached(request.route, request.body)
+        return None if reply is None else self._record(request, reply)
 
     def chat(self, messages: list[dict], max_out_len: int, temperature: float = 0.0) -> ApiReply:
         """One chat request of given messages, as they are (no cut): for a judge."""

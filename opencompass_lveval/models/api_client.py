@@ -7,8 +7,8 @@ reply cache on disk.
   times, waiting the server's ``Retry-After`` where it gives one, else an exponential backoff with
   jitter. 401 / 403 (a refused key) and other 4xx (a request the server will never take, such as a
   context overflow) fail at once, with the server's message, in one line.
-- Cache: each reply is stored under a hash of the request (route and body; never the key or the
-  URL), so a killed run resumed with ``-r`` sends only what it had not been answered, and a
+- Cache: each reply is stored under a hash of the request (route and the canonical body that is
+  sent; never the key or the URL), so a killed run resumed with ``-r`` sends only what it had not been answered, and a
   server moved to another port still hits the cache.
 - Keys: read from the environment variable the config names, at request time; a key is never
   stored on an object that is printed, logged, cached or written.
@@ -23,6 +23,7 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
@@ -70,10 +71,15 @@ def check_prices(prices: Optional[dict], who: str) -> None:
             raise ModelConfigError(f'{who}: prices[{name!r}] must be a number >= 0, not {value!r}')
 
 
-def request_key(route: str, body: dict) -> str:
-    """The cache key of a request: a hash of its route and canonical body."""
-    canonical = json.dumps([route, body], sort_keys=True, ensure_ascii=False, separators=(',', ':'))
-    return hashlib.sha256(canonical.encode('utf-8')).hexdigest()
+def request_payload(body: dict) -> bytes:
+    """A request body as sent: canonical JSON (sorted keys, compact), so that the bytes sent
+    are also what the cache key is made from, serialised once."""
+    return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(',', ':')).encode()
+
+
+def request_key(route: str, payload: bytes) -> str:
+    """The cache key of a request: a hash of its route and payload (never the key or URL)."""
+    return hashlib.sha256(route.encode() + b'\n' + payload).hexdigest()
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:
@@ -174,20 +180,36 @@ class EndpointClient:
     def _backoff(self, attempt: int) -> float:
         return min(self.max_wait_s, self.backoff_s * 2**attempt) * (0.5 + self._random.random() / 2)
 
-    def complete(self, route: str, body: dict, what: str) -> ApiReply:
+    def _stored(self, key: Optional[str]) -> Optional[ApiReply]:
+        stored = self.cache.get(key) if key else None
+        if stored is None:
+            return None
+        return ApiReply(
+            stored['text'],
+            stored.get('prompt_tokens', -1),
+            stored.get('completion_tokens', -1),
+            stored.get('latency_s', 0.0),
+            True,
+            stored.get('finish_reason'),
+        )
+
+    def cached(self, route: str, body: dict) -> Optional[ApiReply]:
+        """The cached reply to a request, or None (no cache, or not answered before)."""
+        return self._stored(request_key(route, request_payload(body)) if self.cache else None)
+
+    def complete(
+        self, route: str, body: dict, what: str, before_send: Optional[Callable] = None
+    ) -> ApiReply:
         """The reply to one request, from the cache where it was answered before; ``what``
-        names the request in errors."""
-        key = request_key(route, body) if self.cache else None
-        if key and (stored := self.cache.get(key)) is not None:
-            return ApiReply(
-                stored['text'],
-                stored.get('prompt_tokens', -1),
-                stored.get('completion_tokens', -1),
-                stored.get('latency_s', 0.0),
-                True,
-                stored.get('finish_reason'),
-            )
-        payload = json.dumps(body, ensure_ascii=False).encode('utf-8')
+        names the request in errors; ``before_send`` runs only when a request goes out (a rate
+        limit)."""
+        payload = request_payload(body)
+        key = request_key(route, payload) if self.cache else None
+        reply = self._stored(key)
+        if reply is not None:
+            return reply
+        if before_send is not None:
+            before_send()
         with self._limit:
             reply = self._post(
                 route, payload, what, 'message' if route.startswith('chat') else 'text'

@@ -39,6 +39,37 @@ def check_model_path(path: str, what: str = 'model') -> str:
     return path
 
 
+def usage_record(
+    *,
+    sent: bool,
+    prompt_tokens: int,
+    completion_tokens: int,
+    local_prompt_tokens: int,
+    prompt_tokens_match: Optional[bool],
+    latency_s: float,
+    cached: bool,
+    truncated: bool,
+    budget: int,
+    transport: str,
+    cost_usd: Optional[float],
+) -> dict:
+    """What every wrapper records beside a prediction (the infer task writes it, reports and
+    leaderboards total it): one shape for API and in-process models, every field named."""
+    return {
+        'sent': sent,
+        'prompt_tokens': prompt_tokens,
+        'completion_tokens': completion_tokens,
+        'local_prompt_tokens': local_prompt_tokens,
+        'prompt_tokens_match': prompt_tokens_match,
+        'latency_s': latency_s,
+        'cached': cached,
+        'truncated': truncated,
+        'budget': budget,
+        'transport': transport,
+        'cost_usd': cost_usd,
+    }
+
+
 def load_tokenizer(path: str, trust_remote_code: bool = False, **kwargs) -> Any:
     from transformers import AutoTokenizer
 
@@ -95,19 +126,19 @@ class LongContextModel(BaseModel):
         the ids the model received, the ids it generated, and the batch's time shared out."""
         for item, completion in zip(items, completions):
             self.usage.append(
-                {
-                    'sent': True,
-                    'prompt_tokens': len(item.ids),
-                    'completion_tokens': completion,
-                    'local_prompt_tokens': len(item.ids),
-                    'prompt_tokens_match': None,
-                    'latency_s': round(seconds / max(1, len(items)), 4),
-                    'cached': False,
-                    'truncated': item.truncated,
-                    'budget': item.budget,
-                    'transport': 'in-process',
-                    'cost_usd': None,
-                }
+                usage_record(
+                    sent=True,
+                    prompt_tokens=len(item.ids),
+                    completion_tokens=completion,
+                    local_prompt_tokens=len(item.ids),
+                    prompt_tokens_match=None,
+                    latency_s=round(seconds / max(1, len(items)), 4),
+                    cached=False,
+                    truncated=item.truncated,
+                    budget=item.budget,
+                    transport='in-process',
+                    cost_usd=None,
+                )
             )
 
     @classmethod

@@ -153,11 +153,11 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                     folder, model, dataset, {k: v for k, v in values.items() if k != 'details'}
                 )
                 for benchmark in benchmarks.BENCHMARKS:
-                    if benchmark.split_abbr(dataset) is None:
-                        if benchmark.keeps_variant(dataset):
-                            result.scores = benchmark.record_scores(values)
+                    plain = benchmark.split_abbr(dataset) is not None
+                    if plain or benchmark.keeps_variant(dataset):
+                        result.scores = benchmark.record_scores(values)
+                    if not plain:
                         continue
-                    result.scores = benchmark.record_scores(values)
                     key = (dataset, result.provenance.get('data_fingerprint'))
                     if key not in depths or key[1] is None:
                         depths[key] = benchmark.record_depths(folder, model, dataset, values)

@@ -3,22 +3,26 @@ keeps beside each dataset's predictions (``report/usage.py``), for the results t
 
 from __future__ import annotations
 
+import glob
 from pathlib import Path
 from typing import Optional
 
 from .. import benchmarks
-from ..report.results import prediction_parts
-from ..report.usage import UsageTotal, merge, read_inference_record
+from ..report.results import dataset_of
+from ..report.usage import INFERENCE_SUFFIX, UsageTotal, merge, read_inference_record
 from ..sizes import parse_size
 from ..tables import BoardLine, BoardTable
 
 
 def result_usage(run: Path, model: str, dataset: str) -> Optional[UsageTotal]:
-    """The totals of one dataset of one run (all its parts), or None where none were kept."""
-    folder = run / 'predictions' / model
+    """The totals of one dataset of one run (all its parts: ``{abbr}.inference.json`` or
+    ``{abbr}_N.inference.json``), or None where none were kept."""
     found = None
-    for part in prediction_parts(folder, dataset) or [folder / f'{dataset}.json']:
-        total = read_inference_record(part.with_name(f'{part.stem}.inference.json'))
+    folder = run / 'predictions' / model
+    for record in sorted(folder.glob(f'{glob.escape(dataset)}*{INFERENCE_SUFFIX}')):
+        if dataset_of(record.name.removesuffix(INFERENCE_SUFFIX)) != dataset:
+            continue  # another dataset whose name starts alike
+        total = read_inference_record(record)
         if total is not None and total.records:
             found = found or UsageTotal()
             merge(found, total)

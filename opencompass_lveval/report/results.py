@@ -98,10 +98,10 @@ def prediction_parts(folder: Path, abbr: str) -> list[Path]:
     return [path for _, path in sorted(numbered)]
 
 
-def dataset_of(path: Path) -> str:
-    """The dataset abbreviation of a predictions file (``{abbr}.json`` or ``{abbr}_N.json``);
+def dataset_of(stem: str) -> str:
+    """The dataset abbreviation of a predictions file's stem (``{abbr}`` or ``{abbr}_N``);
     callers check it against the benchmarks."""
-    return re.sub(r'_\d+$', '', path.stem) if re.search(r'_\d+$', path.stem) else path.stem
+    return re.sub(r'_\d+$', '', stem)
 
 
 def detail_value(detail: dict, key: str):

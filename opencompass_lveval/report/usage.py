@@ -76,6 +76,15 @@ def usage_totals(records: list) -> dict:
     return {name: value for name, value in vars(total).items() if name not in ('wall_s', 'gpus')}
 
 
+INFERENCE_SUFFIX = '.inference.json'
+
+
+def inference_record_path(predictions: Path) -> Path:
+    """Where the infer task keeps a predictions file's totals, wall time and GPUs: beside it,
+    under a name OpenCompass's own readers never match."""
+    return predictions.with_name(predictions.stem + INFERENCE_SUFFIX)
+
+
 COUNTS = ('records', 'sent', 'cached', 'cut', 'prompt_tokens', 'completion_tokens', 'mismatched')
 
 
@@ -118,8 +127,8 @@ def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
     from .. import benchmarks
 
     totals: dict[str, dict[tuple[str, str], UsageTotal]] = {}
-    for path in sorted((run / 'predictions').glob('*/*.inference.json')):
-        abbr = dataset_of(path.with_name(path.name[: -len('.inference.json')] + '.json'))
+    for path in sorted((run / 'predictions').glob(f'*/*{INFERENCE_SUFFIX}')):
+        abbr = dataset_of(path.name.removesuffix(INFERENCE_SUFFIX))
         for benchmark in benchmarks.BENCHMARKS:
             cell = benchmark.split_abbr(abbr)
             if cell is not None:

@@ -15,6 +15,7 @@ import json
 import os
 import os.path as osp
 import time
+from pathlib import Path
 from typing import Any, Optional
 
 from opencompass.registry import MODELS, TASKS
@@ -26,7 +27,7 @@ from opencompass_lveval.atomic import write_text
 from opencompass_lveval.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI, default_cache_dir
 from opencompass_lveval.models.base import LongContextModel
-from opencompass_lveval.report.usage import usage_totals
+from opencompass_lveval.report.usage import inference_record_path, usage_totals
 
 
 def answer_length(model_cfg: dict, dataset_cfg: dict) -> int:
@@ -111,15 +112,7 @@ class LongContextInferTask(OpenICLInferTask):
                 'resumed': resumed,
                 'usage': usage_totals(records),
             }
-            write_text(inference_record_path(out_path), json.dumps(summary))
-
-
-def inference_record_path(out_path: str) -> str:
-    """Where a dataset's inference time, GPUs and usage totals are kept, beside its predictions
-    (a name OpenCompass's own readers never match): reports and leaderboards read this small
-    file, never the predictions again."""
-    root, _ = osp.splitext(out_path)
-    return f'{root}.inference.json'
+            write_text(inference_record_path(Path(out_path)), json.dumps(summary))
 
 
 def _is_api(model_cfg: dict) -> bool:
@@ -129,8 +122,6 @@ def _is_api(model_cfg: dict) -> bool:
 
 def _resumed_count(out_path: str) -> int:
     """Predictions OpenCompass's inferencer restores from its temporary file on ``-r``."""
-    from pathlib import Path
-
     folder, name = osp.split(out_path)
     temporary = Path(folder) / Path('tmp_' + name).with_suffix('.jsonl').name
     if not temporary.is_file():

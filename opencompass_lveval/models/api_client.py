@@ -3,7 +3,7 @@ reply cache on disk.
 
 - Concurrency: at most ``concurrency`` requests in flight per endpoint URL in one process, however
   many models or threads share it.
-- Retries: a timeout, a dropped connection, 408, 409, 429 and 5xx are retried up to ``retry``
+- Retries: a timeout, a refused or dropped connection (a reply cut off midway included), 408, 409, 429 and 5xx are retried up to ``retry``
   times, waiting the server's ``Retry-After`` where it gives one, else an exponential backoff with
   jitter. 401 / 403 (a refused key) and other 4xx (a request the server will never take, such as a
   context overflow) fail at once, with the server's message, in one line.
@@ -229,7 +229,7 @@ class EndpointClient:
                 response = self._session().post(
                     url, data=payload, headers=self._headers(), timeout=self.timeout
                 )
-            except (requests.Timeout, requests.ConnectionError) as exc:
+            except requests.RequestException as exc:  # timeouts, refused or broken connections
                 failure = f'{type(exc).__name__} ({" ".join(str(exc).split())[:200]})'
                 wait = self._backoff(attempt)
             else:

@@ -24,6 +24,7 @@ from opencompass_lveval.models.api_client import EndpointClient, cost_usd
 SECRET = 'sk-test-NEVER-WRITTEN-0123456789'
 INSTRUCTION = 'Read the passages and answer.\n'
 QUESTION = '\nQuestion: where is the key? Answer:'
+CUT_OFF = -1  # a scripted status: the reply is cut off midway
 
 
 def marked_prompt(words: int) -> list[dict]:
@@ -77,6 +78,15 @@ class Scripted:
                         'usage': {'prompt_tokens': 11, 'completion_tokens': 2, 'total_tokens': 13},
                     }
                 data = json.dumps(payload).encode()
+                if status == CUT_OFF:  # the server dies while it answers: half a body, then EOF
+                    self.send_response(200)
+                    self.send_header('Content-Length', str(2 * len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.close_connection = True
+                    with state.lock:
+                        state.in_flight -= 1
+                    return
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -198,6 +208,14 @@ def test_5xx_is_retried_then_gives_up_in_one_line(tmp_path, server):
         model.generate([marked_prompt(10)], 8)
     assert len(server.requests) == 3
     assert 'after 3 attempts: HTTP 503' in str(error.value) and '\n' not in str(error.value)
+
+
+def test_a_reply_cut_off_midway_is_retried_then_gives_up_in_one_line(tmp_path, server):
+    server.script = [(CUT_OFF, {}, None), (CUT_OFF, {}, None), (CUT_OFF, {}, None)]
+    model = gpt(server, tmp_path, retry=2)
+    with pytest.raises(ApiError) as error:
+        model.generate([marked_prompt(10)], 8)
+    assert len(server.requests) == 3 and 'after 3 attempts' in str(error.value)
 
 
 def test_400_is_not_retried_and_names_the_sample_count_and_window(tmp_path, server):

@@ -156,9 +156,11 @@ def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    start = served.requests()
     deadline = time.time() + 300
-    while served.requests() - start < 4 and time.time() < deadline and run.poll() is None:
+    # The server logs a reply before the client has stored it: count the stored replies.
+    while len(list(work.glob('*/api_cache/served-llama/**/*.json'))) < 4:
+        if time.time() > deadline or run.poll() is not None:
+            break
         time.sleep(0.05)
     served.stop()
     run.communicate(timeout=300)
@@ -225,14 +227,17 @@ def test_lveval_judge_against_the_server_resumes_from_its_cache(served, tmp_path
         '--config',
         str(config),
     ]
-    start = served.requests()
+    cache = preds / 'eval_result' / 'judge_cache'
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 300
-    while served.requests() - start < 10 and time.time() < deadline and run.poll() is None:
+    # The server logs a reply before the client has stored it: count the stored verdicts.
+    while len(list(cache.rglob('verdicts/**/*.json'))) < 10 and time.time() < deadline:
+        if run.poll() is not None:
+            break
         time.sleep(0.05)
     served.stop()
     out, _ = run.communicate(timeout=300)
-    verdicts = list((preds / 'eval_result' / 'judge_cache').rglob('verdicts/**/*.json'))
+    verdicts = list(cache.rglob('verdicts/**/*.json'))
     first = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())
     info = first['factrecall_en_16k']['judge']
     assert len(verdicts) >= 10, out
@@ -245,7 +250,7 @@ def test_lveval_judge_against_the_server_resumes_from_its_cache(served, tmp_path
     assert done.returncode == 0, done.stdout + done.stderr
     # One request per distinct prompt (factrecall repeats its question, and answers repeat),
     # and only for the prompts without a verdict.
-    after = list((preds / 'eval_result' / 'judge_cache').rglob('verdicts/**/*.json'))
+    after = list(cache.rglob('verdicts/**/*.json'))
     assert served.requests() == len(after) - len(verdicts) > 0
     info = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())[
         'factrecall_en_16k'

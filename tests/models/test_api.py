@@ -189,6 +189,62 @@ def test_exact_cut_keeps_instruction_and_question_and_lands_on_the_budget(tmp_pa
     assert body['max_tokens'] == 100 and body['temperature'] == 0
 
 
+def _seam_texts(corpora) -> dict[str, str]:
+    """Real English and Chinese prose, and a mix made to trouble a pre-tokenizer at any cut:
+    contractions, digit runs, whitespace runs and newlines, emoji split over byte tokens."""
+    import random
+
+    rng = random.Random(7)
+    books = {
+        lang: sorted((corpora / lang).glob('*.txt'))[0].read_text(encoding='utf-8')[:100_000]
+        for lang in ('en', 'zh')
+    }
+    bits = ["it's", " '", 'll', '123', '4567', '  ', '\n\n', '\t', 'é', '😀', '中文', '，', '。']
+    bits += [' word', 'WORD', "'s", '?!', '--', '\r\n', '  \n ', 'a', 'b']
+    rough = ''.join(rng.choice(bits) for _ in range(20_000))
+    return {
+        **books,
+        'rough': rough,
+        'mixed': books['en'][:20_000] + rough[:20_000] + books['zh'][:20_000],
+    }
+
+
+@pytest.mark.parametrize('halves', [False, True])
+def test_a_cut_is_counted_from_its_seam_exactly_as_encoding_it_again(corpora, halves):
+    """cl100k_base's count of a cut text, from the seam only, equals encoding the whole cut text
+    again, at random cuts of real and rough text; only the seam is encoded."""
+    import random
+
+    from opencompass_lveval.models.api_inputs import TiktokenTokenizer
+
+    tokenizer = TiktokenTokenizer('cl100k_base')
+    encoding = tokenizer.encoding
+    rng = random.Random(3)
+    longest = 0
+
+    def seam_only(text, add_special_tokens=False):
+        nonlocal longest
+        longest = max(longest, len(text))
+        return encoding.encode(text, disallowed_special=())
+
+    for name, text in _seam_texts(corpora).items():
+        ids = encoding.encode(text, disallowed_special=())
+        for _ in range(60):
+            head = rng.randrange(1, len(ids) - 1)
+            tail_start = rng.randrange(head, len(ids))
+            first, second = ids[:head], ids[tail_start:]
+            cut = (
+                encoding.decode(first) + encoding.decode(second)
+                if halves
+                else encoding.decode(first + second)
+            )
+            tokenizer.encode = seam_only
+            counted = tokenizer.cut_count(ids, head, tail_start, halves=halves)
+            del tokenizer.encode
+            assert counted == len(encoding.encode(cut, disallowed_special=())), (name, head)
+    assert longest < 2_000  # seams, never a whole cut text of the books
+
+
 # What the server sees ----------------------------------------------------------------------------
 
 
@@ -299,6 +355,72 @@ def test_prompt_ids_are_sent_as_a_token_list(tmp_path, server, tokenizer_folders
     }
     assert all(type(i) is int for i in body['prompt']) and len(body['prompt']) == 300 - 16
     assert model.usage[-1]['prompt_tokens_match'] is False  # the scripted server says 11
+
+
+@pytest.mark.parametrize('case', ['chat template', 'conversation format'])
+def test_a_served_prompt_is_cut_on_the_ids_the_server_count_made(
+    tmp_path, server, tokenizer_folders, hf_tokenizers, case
+):
+    """A served model whose prompt is over the budget, sent as messages (its chat template) or as
+    formatted text: the prompt's ids come from the one tokenization that counted it (none of the
+    prompt alone), the cut keeps instruction and question, and the server's tokenizer, run here
+    on what was sent, finds exactly the budget."""
+    window, answer = 1024, 24
+    settings = {'conversation format': dict(conversation='llama2')}.get(case, {})
+    model = LongContextAPI(
+        path='served-llama',
+        tokenizer_path=str(tokenizer_folders['llama2']),
+        max_seq_len=window,
+        url=server.url,
+        **settings,
+    )
+    given = []
+    cutter = model.builder.builder.prompt_cutter
+    model.builder.builder.prompt_cutter = lambda prompt, ids=None, text=None: (
+        given.append(ids) or cutter(prompt, ids, text)
+    )
+    model.generate([marked_prompt(3000)], answer)
+    assert len(given) == 1 and given[0] is not None
+    tokenizer = hf_tokenizers['llama2']
+    body = server.requests[-1]['body']
+    if case == 'chat template':
+        content = body['messages'][-1]['content']
+        rendered = tokenizer.apply_chat_template(
+            body['messages'], add_generation_prompt=True, tokenize=False
+        )
+        counted = len(tokenizer(rendered, add_special_tokens=False)['input_ids'])
+    else:
+        assert body['prompt'].startswith('[INST]') and body['prompt'].endswith('[/INST]\n\n')
+        content = body['prompt'][len('[INST]') : -len('[/INST]\n\n')]
+        counted = len(tokenizer(body['prompt'])['input_ids'])
+    assert content.startswith(INSTRUCTION) and content.endswith(QUESTION)
+    assert counted == model.usage[-1]['local_prompt_tokens'] == window - answer
+
+
+def test_a_prompt_whose_edge_merges_with_its_frame_is_encoded_alone(tokenizer_folders):
+    """Frame text joined to the prompt in one token ('Quest' + 'ion' is '▁Question'; 'Answer' +
+    'ing' spans 'ering') is not the prompt's: its ids are not taken from the frame's tokenization
+    (a cut would carry 'Quest' into the content), while a clean frame's are."""
+    model = LongContextAPI(
+        path='served-llama',
+        tokenizer_path=str(tokenizer_folders['llama2']),
+        max_seq_len=4096,
+        url='http://127.0.0.1:9/v1',
+        conversation='llama2',
+    )
+    builder = model.builder
+    text = 'ion: where is the key? ' * 40 + 'Answer'
+    found = {}
+    for before, after in (('Quest', 'ing now'), ('[INST]', '[/INST]')):
+
+        def frame_of(content, before=before, after=after):
+            return before + content + after
+
+        sent = frame_of(text)
+        full = builder._server_ids(sent, special=True)
+        found[before] = builder._prompt_ids_in(full, sent, text, frame_of, special=True)
+    assert found['Quest'] is None
+    assert builder.tokenizer.decode(found['[INST]']) == text
 
 
 def test_settings_are_checked_by_name(tmp_path, server):

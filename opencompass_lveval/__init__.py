@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = '0.3.0'
+__version__ = '0.4.0'
 
 # Class -> module, imported when the class is first asked for (PEP 562).
 _CLASSES = {

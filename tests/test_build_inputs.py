@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from opencompass_lveval.adaleval.build import (
-    _shared_tags,
     bestanswer_records,
     token_counter,
     write_task_file,
@@ -163,11 +162,13 @@ def test_bad_builder_input_is_one_error_line_and_writes_nothing(case, tmp_path):
 
 
 def pairwise_bestanswer(questions, budget, counter, seed=0, min_tag_share=None) -> list[dict]:
-    """The build before the tag index: every pair's tag share computed."""
+    """The build without the tag index: every pair's tag share computed, every near question
+    walked (no stop when the room left is too small for any answer)."""
     sizes = [[counter.count(a) for a in q['all_answers']] for q in questions]
     records = []
     for index, question in enumerate(questions):
-        rng = random.Random(f'{seed}:bestanswer:{budget}:{question["question_id"]}')
+        key = f'{seed}:bestanswer:{budget}:{question["question_id"]}'
+        rng, walk = random.Random(key), random.Random(f'{key}:order')
         accepted_index = int(question['answer'][1:]) - 1
         accepted = question['all_answers'][accepted_index]
         share = min_tag_share if min_tag_share is not None else (0.4 if budget <= 16_000 else 1e-9)
@@ -175,12 +176,14 @@ def pairwise_bestanswer(questions, budget, counter, seed=0, min_tag_share=None) 
             a for i, a in enumerate(question['all_answers']) if i != accepted_index
         ]
         used = counter.count(question['question']) + sum(sizes[index])
+        own = set(question['tags'])
         others = [
             j
-            for j in rng.sample(range(len(questions)), len(questions))
-            if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share
+            for j in range(len(questions))
+            if j != index and len(own & set(questions[j]['tags'])) / max(1, len(own)) >= share
         ]
-        for j in others:
+        walk.shuffle(others)  # the near questions in a seeded order, read from the end
+        for j in reversed(others):
             for answer, size in zip(questions[j]['all_answers'], sizes[j]):
                 if used + size <= budget:
                     candidates.append(answer)
@@ -213,7 +216,7 @@ def test_tag_index_gives_the_pairwise_records_and_the_same_bytes(tmp_path, budge
             answer='A1',
             tags=rng.sample(tags, rng.randint(0, 3)),
         )
-        for i in range(60)
+        for i in range(120)
     ]
     counter = token_counter('words')
     expected = pairwise_bestanswer(questions, budget, counter, 3, share)

@@ -170,10 +170,6 @@ def build_tsort(
     return write_task_file(TSORT, setting, records, out_dir)
 
 
-def _shared_tags(a: list[str], b: list[str]) -> float:
-    return len(set(a) & set(b)) / max(1, len(set(a)))
-
-
 def bestanswer_records(
     questions: list[dict],
     budget: int,
@@ -194,18 +190,26 @@ def iter_bestanswer_records(
     seed: int = 0,
     min_tag_share: Optional[float] = None,
 ) -> Iterator[dict]:
-    """``bestanswer_records`` one record at a time. Questions are indexed by tag, so the tag
-    shares are computed only for the questions that share a tag (not for every pair); each
-    question's seeded order of all the others is kept, as it fixes the output."""
+    """``bestanswer_records`` one record at a time. The questions near each one come from a tag
+    index (shared tags counted in one vectorised pass, not pair by pair); they are walked in a
+    seeded order drawn lazily from its own generator, and the walk stops once no answer of the
+    source could fit the room left, so a question costs its tag lookups and the answers it
+    takes, not a pass over the whole source."""
+    import numpy as np
+
     sizes = [[counter.count(a) for a in q['all_answers']] for q in questions]  # counted once
-    by_tag: dict[str, list[int]] = {}
-    for j, question in enumerate(questions):
-        for tag in set(question['tags']):
-            by_tag.setdefault(tag, []).append(j)
+    smallest = min((size for row in sizes for size in row), default=0)
+    tag_sets = [sorted(set(question['tags'])) for question in questions]
+    members: dict[str, list[int]] = {}
+    for j, tags in enumerate(tag_sets):
+        for tag in tags:
+            members.setdefault(tag, []).append(j)
+    by_tag = {tag: np.array(js, dtype=np.int64) for tag, js in members.items()}
     for index, question in enumerate(
         tqdm(questions, desc=f'stackselect {budget} tokens', leave=False)
     ):
-        rng = random.Random(f'{seed}:bestanswer:{budget}:{question["question_id"]}')
+        key = f'{seed}:bestanswer:{budget}:{question["question_id"]}'
+        rng, walk = random.Random(key), random.Random(f'{key}:order')
         accepted_index = int(question['answer'][1:]) - 1
         accepted = question['all_answers'][accepted_index]
         share = min_tag_share if min_tag_share is not None else (0.4 if budget <= 16_000 else 1e-9)
@@ -213,17 +217,18 @@ def iter_bestanswer_records(
             a for i, a in enumerate(question['all_answers']) if i != accepted_index
         ]
         used = counter.count(question['question']) + sum(sizes[index])
-        if share > 0:  # a positive share needs a shared tag
-            sharing = {j for tag in set(question['tags']) for j in by_tag[tag]}
-            near = {
-                j
-                for j in sharing
-                if j != index and _shared_tags(question['tags'], questions[j]['tags']) >= share
-            }
+        own = tag_sets[index]
+        if share <= 0:
+            near = [j for j in range(len(questions)) if j != index]
+        elif own:  # a positive share needs a shared tag
+            joined = np.concatenate([by_tag[tag] for tag in own])
+            found, shared = np.unique(joined, return_counts=True)
+            near = found[(shared / len(own) >= share) & (found != index)].tolist()
         else:
-            near = set(range(len(questions))) - {index}
-        order = rng.sample(range(len(questions)), len(questions))  # the seeded order of all
-        for j in (j for j in order if j in near) if near else ():
+            near = []
+        for j in _seeded_order(near, walk):
+            if budget - used < smallest:
+                break
             for answer, size in zip(questions[j]['all_answers'], sizes[j]):
                 if used + size <= budget:
                     candidates.append(answer)
@@ -239,6 +244,17 @@ def iter_bestanswer_records(
             answer=f'A{position + 1}',
             tags=question['tags'],
         )
+
+
+def _seeded_order(items: list[int], rng: random.Random) -> Iterator[int]:
+    """``items`` in the order ``rng.shuffle(items)`` leaves them, read from the end, drawn one
+    at a time: the shuffle's own swaps, so a walk that stops early draws only what it used."""
+    for i in range(len(items) - 1, 0, -1):
+        j = rng.randrange(i + 1)
+        items[i], items[j] = items[j], items[i]
+        yield items[i]
+    if items:
+        yield items[0]
 
 
 def read_questions(source: str | Path) -> list[dict]:

@@ -133,6 +133,18 @@ def tsort_three_parts_is_refused(tmp: Path) -> str:
     return lveval('data', 'check', tmp)
 
 
+def tsort_book_too_short_is_refused(tmp: Path) -> str:
+    book = tmp / 'short.txt'
+    book.write_text('\n\n'.join(f'Paragraph {i} of a short story.' for i in range(40)), 'utf-8')
+    out = lveval('build', 'tsort', '--books', book, '--setting', '2k', '--out', tmp / 'out')
+    assert not (tmp / 'out' / 'textsort_2k.json').exists()
+    book.write_text('\n\n'.join(f'Paragraph {i} ' + 'word ' * 60 for i in range(400)), 'utf-8')
+    out += lveval(
+        'build', 'tsort', '--books', book, '--setting', '2k', '--count', '50', '--out', tmp / 'out'
+    )
+    return out + f'\nrecords: {len(json.loads((tmp / "out" / "textsort_2k.json").read_text()))}'
+
+
 def tsort_parts_of_wrong_types_are_refused(tmp: Path) -> str:
     record = tsort_record(before='b', after='a', parts=[1, None, {}, []])
     (tmp / 'textsort_2k.json').write_text(json.dumps([record]), 'utf-8')
@@ -422,18 +434,22 @@ PLAIN_CONFIG = "models = [dict(abbr='m')]\ndatasets = [dict(abbr='LVEval_cmrc_mi
 
 def run_folder_code_is_not_run(tmp: Path) -> str:
     marker = tmp / 'ran'
-    run_folder(
-        tmp,
-        f'import pathlib\nmodels = [dict(abbr=pathlib.Path({str(marker)!r}).touch())]\n',
-        {'LVEval_cmrc_mixup_16k': '{"score": 10.0}'},
-    )
-    out = lveval('leaderboard', tmp / 'work', '--out', tmp / 'board')
+    out = ''
+    for code in (
+        f"models = [dict(abbr=__import__('pathlib').Path({str(marker)!r}).touch())]\n",
+        f'exec("open({str(marker)!r}, \'w\')")\nmodels = []\n',  # a statement, not an assignment
+    ):
+        run = run_folder(tmp / str(len(out)), code, {'LVEval_cmrc_mixup_16k': '{"score": 10.0}'})
+        out += lveval('leaderboard', run.parent, '--out', tmp / 'board')
     return out + f'\nmarker file exists: {marker.exists()}'
 
 
 def result_that_is_not_a_score_is_named(tmp: Path) -> str:
-    run_folder(tmp, PLAIN_CONFIG, {'LVEval_cmrc_mixup_16k': '{"score": true}'})
-    return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board')
+    out = ''
+    for result in ('{"score": true}', '{"score": 10.0, "provenance": [1, 2]}'):
+        run = run_folder(tmp / str(len(out)), PLAIN_CONFIG, {'LVEval_cmrc_mixup_16k': result})
+        out += lveval('leaderboard', run.parent, '--out', tmp / 'board')
+    return out
 
 
 def refused_run_fails_strict(tmp: Path) -> str:
@@ -517,6 +533,7 @@ CASES = {
     'truncated-adaleval-file': truncated_stackselect_is_refused,
     'tsort-three-parts': tsort_three_parts_is_refused,
     'tsort-parts-wrong-types': tsort_parts_of_wrong_types_are_refused,
+    'tsort-book-too-short': tsort_book_too_short_is_refused,
     'tsort-empty-prompt': tsort_empty_prompt_without_parts_is_refused,
     'invalid-utf8-in-data': invalid_utf8_in_a_field_is_named,
     'record-over-4mb': record_larger_than_arrows_block_loads,

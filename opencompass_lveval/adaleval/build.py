@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,16 +158,31 @@ def build_tsort(
     tokenizer: str = 'cl100k_base',
     seed: int = 0,
 ) -> Path:
-    """``textsort_{setting}.json`` from the books, in order, until ``count`` cases."""
+    """``textsort_{setting}.json`` from the books, in order, until ``count`` cases. Books too
+    short for any case are an error (never an empty file); fewer cases than asked are said."""
     from ..text import book_paragraphs
 
+    books = list(books)
     counter = token_counter(tokenizer)
     records: list[dict] = []
-    for book_id, book in enumerate(tqdm(list(books), desc=f'textsort_{setting}', leave=False)):
+    for book_id, book in enumerate(tqdm(books, desc=f'textsort_{setting}', leave=False)):
         paragraphs = book_paragraphs(book)
         records += tsort_records(paragraphs, setting, count - len(records), counter, seed, book_id)
         if len(records) >= count:
             break
+    if not records:
+        before, part, after, _ = tsort_limits(setting)
+        raise ValueError(
+            f'the {len(books)} book(s) hold no TSort case at {setting}: a case needs consecutive '
+            f'paragraphs of about {before + 4 * part + after:,} tokens ({counter.name}) and more '
+            'after them; give longer books or a smaller --setting'
+        )
+    if len(records) < count:
+        print(
+            f'textsort_{setting}: {len(records)} of {count} cases; the books hold no more at '
+            'this setting (give more books for the rest)',
+            file=sys.stderr,
+        )
     return write_task_file(TSORT, setting, records, out_dir)
 
 

@@ -195,7 +195,7 @@ def _why(model: str, dataset: str, runs: list[Run]) -> str:
     """The first error line for a missing result, from the newest run that asked for it."""
     for run in reversed(runs):
         if dataset in run.datasets.get(model, []):
-            return missing_reason(run.folder, model, dataset)
+            return missing_reason(run, model, dataset)
     return 'not run'
 
 

@@ -37,8 +37,8 @@ class Result:
 
     @property
     def provenance(self) -> dict:
-        """What the result records about itself (an object, or a list of them per replica);
-        other shapes and non-text values count as unrecorded."""
+        """What the result records about itself (an object, or a list of them per replica, the
+        shapes ``check_result`` lets through); non-text values count as unrecorded."""
         found = self.values.get('provenance')
         found = found[0] if isinstance(found, list) and found else found
         if not isinstance(found, dict):
@@ -89,21 +89,29 @@ def _literal(node: ast.AST, path: Path):
         value = _literal(node.operand, path)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return -value
-    raise ReportError(
+    raise _not_data(node, path)
+
+
+def _not_data(node: ast.AST, path: Path) -> ReportError:
+    return ReportError(
         f'{path}, line {getattr(node, "lineno", "?")}: not plain data '
-        f'({type(node).__name__}); a dumped OpenCompass config holds only literals and dict(...). '
-        'Configs in run folders are read as data, never run: remove or fix the file'
+        f'({type(node).__name__}); a dumped OpenCompass config holds only `name = value` '
+        'assignments of literals and dict(...). Configs in run folders are read as data, never '
+        'run: remove or fix the file'
     )
 
 
 def _config_data(path: Path) -> dict:
-    """The top-level ``name = value`` assignments of a dumped config, as data."""
+    """The ``models`` and ``datasets`` of a dumped config, as data; a statement that is not an
+    assignment (an import, a call, a definition) is no dump and is refused, not skipped."""
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except (SyntaxError, ValueError) as exc:
         raise ReportError(f'{path} is not a readable config ({exc}); remove or fix it') from exc
     found = {}
     for statement in tree.body:
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            raise _not_data(statement, path)
         if (
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
@@ -210,27 +218,35 @@ def first_error(log: Path) -> Optional[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _inference_logs(run: Path, model: str) -> tuple[tuple[Path, str], ...]:
-    """Every inference log of a model in a run with its text, read once."""
-    return tuple(
-        (log, log.read_text(encoding='utf-8', errors='replace'))
-        for log in sorted((run / 'logs' / 'infer' / model).glob('*.out'))
-    )
+def _mentions(run: Path, model: str, asked: tuple[str, ...]) -> tuple[tuple[Path, frozenset], ...]:
+    """Every inference log of a model in a run with the asked datasets its text mentions, each log
+    read once in one pass (one pattern of all the names, longest first; a name found inside a
+    longer asked name counts for both), so a hundred missing datasets cost one read, not a
+    hundred."""
+    pattern = re.compile('|'.join(map(re.escape, sorted(asked, key=len, reverse=True))))
+    within = {name: frozenset(other for other in asked if other in name) for name in asked}
+    logs = []
+    for log in sorted((run / 'logs' / 'infer' / model).glob('*.out')):
+        text = log.read_text(encoding='utf-8', errors='replace')
+        logs.append((log, frozenset().union(*(within[n] for n in set(pattern.findall(text))))))
+    return tuple(logs)
 
 
-def missing_reason(run: Path, model: str, dataset: str) -> str:
+def missing_reason(run: Run, model: str, dataset: str) -> str:
     """Why ``model`` has no result on ``dataset`` in ``run``: the first error line of its
     inference or evaluation log (an inference task's log is named after its first dataset, so
     the logs that mention the dataset count too)."""
-    candidates = [run / 'logs' / 'infer' / model / f'{dataset}.out']
+    folder = run.folder
+    candidates = [folder / 'logs' / 'infer' / model / f'{dataset}.out']
+    asked = tuple(sorted({dataset, *run.datasets.get(model, [])}))
     candidates += [
         log
-        for log, text in _inference_logs(run, model)
-        if log not in candidates and dataset in text
+        for log, named in _mentions(folder, model, asked)
+        if log not in candidates and dataset in named
     ]
-    candidates.append(run / 'logs' / 'eval' / model / f'{dataset}.out')
+    candidates.append(folder / 'logs' / 'eval' / model / f'{dataset}.out')
     for log in candidates:
         error = first_error(log) if log.is_file() else None
         if error:
-            return f'{error} ({log.relative_to(run)})'
+            return f'{error} ({log.relative_to(folder)})'
     return 'no result and no error in the task logs (not run yet, or still running?)'

@@ -45,8 +45,9 @@ def _refuse_constant(name: str):
 
 def check_result(path: Path, result) -> dict:
     """A result file's content, checked: a JSON object whose metrics (those the benchmark of its
-    dataset reports) are finite numbers from 0 to 100; anything else is an error naming the
-    file, so a broken or forged file never becomes a silent wrong score."""
+    dataset reports) are finite numbers from 0 to 100 and whose provenance is an object (or one
+    per replica); anything else is an error naming the file, so a broken or forged file never
+    becomes a silent wrong score or a row without its data fingerprint."""
     from .. import benchmarks
 
     if not isinstance(result, dict):
@@ -65,6 +66,13 @@ def check_result(path: Path, result) -> dict:
                     f'{path}: {metric} is {value!r}, not a number from 0 to 100; re-run its '
                     'evaluation or remove the file'
                 )
+    provenance = result.get('provenance', {})
+    replicas = provenance if isinstance(provenance, list) else [provenance]
+    if not all(isinstance(replica, dict) for replica in replicas):
+        raise ReportError(
+            f'{path}: provenance is {provenance!r}, not an object (or a list of objects, one per '
+            'replica); re-run its evaluation or remove the file'
+        )
     return result
 
 

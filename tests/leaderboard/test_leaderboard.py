@@ -298,8 +298,13 @@ def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
     )
     assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 2
     error = capsys.readouterr().err
-    assert f'{run.name}_2.py, line 3: not plain data (Call)' in error
+    assert f'{run.name}_2.py, line 1: not plain data (Import)' in error
     assert 'never run' in error and not marker.exists()
+    (run / 'configs' / f'{run.name}_2.py').write_text(
+        "models = [dict(abbr='m', path=__import__('os').getcwd())]\n"
+    )
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 2
+    assert f'{run.name}_2.py, line 1: not plain data (Call)' in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -329,7 +334,8 @@ def test_results_that_are_not_scores_are_errors_naming_the_file(tmp_path, capsys
         assert str(bad) in error and shown in error
 
 
-def test_provenance_of_another_shape_counts_as_unrecorded(tmp_path):
+@pytest.mark.parametrize('provenance', ['v9', [1, 2], 3])
+def test_provenance_of_another_shape_is_an_error_naming_the_file(tmp_path, provenance, capsys):
     work = tmp_path / 'work'
     run = recorded_run(
         work,
@@ -338,10 +344,40 @@ def test_provenance_of_another_shape_counts_as_unrecorded(tmp_path):
         {'m': full_scores(12.5, ['16k'])},
     )
     path = run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json'
-    path.write_text(json.dumps({'score': 40.0, 'provenance': 'v9'}))
+    path.write_text(json.dumps({'score': 40.0, 'provenance': provenance}))
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 2
+    error = capsys.readouterr().err
+    assert f'{path}: provenance is {provenance!r}, not an object' in error
+    path.write_text(json.dumps({'score': 40.0, 'provenance': [{'data_fingerprint': 'd'}]}))
+    board, _ = write_leaderboard([work], tmp_path / 'out')  # one object per replica is fine
+    assert board.rows[0].results['lveval']['cmrc_mixup', '16k']['score'] == 40.0
+
+
+def test_a_missing_result_is_explained_by_each_log_that_mentions_it(tmp_path):
+    work = tmp_path / 'work'
+    filler = 'loading weights, nothing to report\n' * 30_000  # ~1 MB per log, read once each
+    logs = {
+        ('m', 'LVEval_cmrc_mixup_32k'): filler,  # the 32k task's own log: no error in it
+        # a task log named after its first dataset, mentioning the others it ran
+        ('m', 'LVEval_cmrc_mixup_64k'): 'Task [m/LVEval_cmrc_mixup_64k,m/LVEval_cmrc_mixup_32k]\n'
+        + filler
+        + 'torch.OutOfMemoryError: CUDA out of memory\n',
+        # a split part's name holds the dataset's: it mentions it too
+        ('m', 'LVEval_lic_mixup_16k'): 'Task [m/LVEval_cmrc_mixup_128k_0]\nValueError: bad\n',
+        ('m', 'LVEval_cmrc_mixup_128k'): filler,
+    }
+    logs.update({('m', f'LVEval_dureader_mixup_{n}k'): filler for n in range(1001, 1031)})
+    recorded_run(work, '20260101_000000', {'m': {'type': HF}}, {'m': {'LVEval_cmrc_mixup_16k': 1.0}},
+                 logs=logs)  # fmt: skip
     board, _ = write_leaderboard([work], tmp_path / 'out')
-    (row,) = board.rows
-    assert row.results['lveval']['cmrc_mixup', '16k']['score'] == 40.0
+    reasons = dict(board.rows[0].missing)
+    assert reasons['LVEval_cmrc_mixup_32k'] == (
+        'torch.OutOfMemoryError: CUDA out of memory (logs/infer/m/LVEval_cmrc_mixup_64k.out)'
+    )
+    assert reasons['LVEval_cmrc_mixup_64k'] == reasons['LVEval_cmrc_mixup_32k']
+    lic = 'ValueError: bad (logs/infer/m/LVEval_lic_mixup_16k.out)'
+    assert reasons['LVEval_lic_mixup_16k'] == reasons['LVEval_cmrc_mixup_128k'] == lic
+    assert reasons['LVEval_dureader_mixup_1001k'].startswith('no result and no error')
 
 
 def test_strict_fails_on_a_refused_run_and_on_nothing_measured(tmp_path, capsys):

@@ -1,0 +1,795 @@
+"""The second bad-input probe (issue 23), run against any source tree of the package, so one set of
+cases gives the figures before and after the fixes.
+
+Each case makes its inputs in a fresh folder, runs the ``lveval`` command (or the library call a
+user meets) in a subprocess that imports the package from the given tree, and sorts what came out
+into one outcome: ``good`` (a clear error naming the file, record, field or argument, or the right
+result), ``counted`` (accepted and the problem reported), ``silently wrong``, ``crash`` (a
+traceback, or an error that names nothing), ``unbounded`` (time or memory out of proportion, or a
+hang) and ``unsafe`` (code from a run folder ran, a file outside ``--out``, a live formula or tag).
+
+    git worktree add /tmp/before b86fb91     # the tree the issue was filed against
+    python bench/probe_bad_inputs.py /tmp/before .
+
+The judges look at effects (exit code, files written, what a table holds), never at one tree's
+wording; a refusal counts as good when it names what the case says it must name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / 'shared'
+CORPORA = SHARED / 'corpora'
+BOOK = CORPORA / 'en' / 'alice_in_wonderland.txt'
+STACKSELECT = SHARED / 'data' / 'adaleval' / 'stackselect_1k.json'
+
+GOOD, COUNTED, WRONG = 'good', 'counted', 'silently wrong'
+CRASH, UNBOUNDED, UNSAFE = 'crash', 'unbounded', 'unsafe'
+OUTCOMES = [GOOD, COUNTED, WRONG, CRASH, UNBOUNDED, UNSAFE]
+
+# Imports the package from the tree named first on the command line, whatever is installed
+# (an editable install's finder is dropped), then runs the CLI or a snippet.
+BOOT = r"""
+import sys
+tree, mode = sys.argv[1], sys.argv[2]
+del sys.argv[1:3]
+sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]
+sys.path.insert(0, tree)
+import opencompass_lveval
+assert opencompass_lveval.__file__.startswith(tree), opencompass_lveval.__file__
+if mode == 'cli':
+    from opencompass_lveval.cli import main
+    sys.exit(main(sys.argv[1:]))
+try:  # a library call: the user reads its exception's message in the task log
+    exec(sys.argv[1])
+except Exception as exc:
+    print(f'error: {type(exc).__name__}: {exc}')
+    sys.exit(1)
+"""
+
+
+@dataclass
+class Ran:
+    rc: int
+    out: str
+    seconds: float
+    peak_mb: float
+    timed_out: bool
+
+    def last_line(self) -> str:
+        lines = [line for line in self.out.strip().splitlines() if line.strip()]
+        return lines[-1][:110] if lines else ''
+
+    def mentions(self, *names) -> bool:
+        return all(str(name).lower() in self.out.lower() for name in names)
+
+
+class Probe:
+    """One case's folder and the tree it runs against."""
+
+    def __init__(self, tree: Path, tmp: Path):
+        self.tree, self.tmp = tree, tmp
+
+    def _run(self, mode, argv, timeout=120, env=None, memory_gb=None, kill_after=None) -> Ran:
+        peak = self.tmp / '.peak'
+        command = [sys.executable, '-c', BOOT, str(self.tree), mode, *map(str, argv)]
+        if Path('/usr/bin/time').exists():
+            command = ['/usr/bin/time', '-q', '-f', '%M', '-o', str(peak), *command]
+
+        def limit():
+            os.setsid()
+            if memory_gb:
+                size = int(memory_gb * 2**30)
+                resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+        environment = {**os.environ, 'MPLBACKEND': 'Agg', **(env or {})}
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command,
+            cwd=self.tmp,
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=limit,
+        )
+        timed_out = False
+        try:
+            out, _ = process.communicate(timeout=kill_after or timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, _ = process.communicate()
+            timed_out = kill_after is None
+        seconds = time.perf_counter() - start
+        text = out.decode('utf-8', 'replace')
+        peak_mb = 0.0
+        if peak.exists():
+            numbers = [line for line in peak.read_text().splitlines() if line.strip().isdigit()]
+            peak_mb = int(numbers[-1]) / 1024 if numbers else 0.0
+            text = '\n'.join(line for line in text.splitlines() if 'Command terminated' not in line)
+        return Ran(process.returncode, text, seconds, peak_mb, timed_out)
+
+    def lveval(self, *argv, **options) -> Ran:
+        return self._run('cli', argv, **options)
+
+    def python(self, code: str, **options) -> Ran:
+        return self._run('code', [code], **options)
+
+    def path(self, relative: str) -> Path:
+        path = self.tmp / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.path(relative)
+        path.write_text(text, 'utf-8')
+        return path
+
+    def jsonl(self, relative: str, records) -> Path:
+        return self.write(
+            relative, ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in records)
+        )
+
+
+def refusal(ran: Ran, *names) -> tuple[str, str]:
+    """A bad input must be refused naming ``names``: exit 0 is silently wrong, a traceback or a
+    refusal that does not name them is a crash."""
+    if ran.timed_out:
+        return UNBOUNDED, f'killed after {ran.seconds:.0f} s'
+    if 'Traceback (most recent call last)' in ran.out or ran.rc < 0:
+        return CRASH, ran.last_line()
+    if ran.rc == 0:
+        return WRONG, f'exit 0: {ran.last_line()}'
+    if ran.mentions(*names):
+        return GOOD, ran.last_line()
+    return CRASH, f'names none of {names}: {ran.last_line()}'
+
+
+def lines_in(path: Path) -> int:
+    return path.read_text('utf-8').count('\n') if path.is_file() else -1
+
+
+# ---- run folders as OpenCompass leaves them -------------------------------------------------
+
+PLAIN_CONFIG = "models = [dict(abbr='m')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+
+
+def run_folder(p: Probe, results: dict, config=PLAIN_CONFIG, name='20260101_000000') -> Path:
+    run = p.tmp / 'work' / name
+    p.write(f'work/{name}/configs/c.py', config)
+    for (model, dataset), content in results.items():
+        p.write(f'work/{name}/results/{model}/{dataset}.json', content)
+    return run
+
+
+def board(p: Probe, *extra) -> Ran:
+    return p.lveval('leaderboard', p.tmp / 'work', '--out', p.tmp / 'board', *extra)
+
+
+def report(p: Probe, run: Path) -> Ran:
+    return p.lveval('report', run, '--out', p.tmp / 'report')
+
+
+def config_code_runs(statement: str):
+    """A dumped config holding code: unsafe when the code ran (its marker file exists)."""
+
+    def case(p: Probe):
+        marker = p.tmp / 'ran'
+        code = statement.format(marker=repr(str(marker)))
+        run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'}, code)
+        ran = board(p)
+        if marker.exists():
+            return UNSAFE, 'the config ran: its marker file exists'
+        return refusal(ran, 'c.py')
+
+    return case
+
+
+def forged_markdown(command: str, name: str):
+    """A model name that would add a row or a live tag to a Markdown table."""
+
+    def case(p: Probe):
+        run = run_folder(p, {(name, 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'})
+        if command == 'report':
+            ran, md = report(p, run), p.tmp / 'report' / 'long_context_report.md'
+        else:
+            ran, md = board(p), p.tmp / 'board' / 'leaderboard.md'
+        if not md.is_file():
+            return refusal(ran, 'model')
+        text = md.read_text('utf-8')
+        if '<img' in text:
+            return UNSAFE, 'a raw <img onerror> tag in the Markdown'
+        if any(line.lstrip().startswith('| FAKE') for line in text.splitlines()):
+            return WRONG, 'the name added a table row'
+        return GOOD, 'one escaped cell'
+
+    return case
+
+
+def formula_cell(command: str, name: str):
+    """A model name that a spreadsheet would run as a formula."""
+
+    def case(p: Probe):
+        run = run_folder(p, {(name, 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'})
+        ran = report(p, run) if command == 'report' else board(p)
+        folder = p.tmp / ('report' if command == 'report' else 'board')
+        tables = sorted(folder.glob('*.csv'))
+        if not tables:
+            return refusal(ran, 'model')
+        for table in tables:
+            with open(table, encoding='utf-8', newline='') as stream:
+                for row in csv.reader(stream):
+                    if any(cell[:1] in ('=', '+', '@') for cell in row):
+                        return UNSAFE, f'{table.name}: a cell starts with {name[0]!r}'
+        return GOOD, 'formula cells quoted'
+
+    return case
+
+
+def model_named_levels(p: Probe):
+    run = run_folder(p, {('levels', 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'})
+    ran = report(p, run)
+    tables = list((p.tmp / 'report').glob('lveval_levels*.csv'))
+    if len(tables) >= 2:
+        return GOOD, ', '.join(sorted(t.name for t in tables))
+    if tables:
+        return WRONG, 'one lveval_levels.csv for two tables: one overwrote the other'
+    return refusal(ran, 'levels')
+
+
+def result_value(command: str, content: str):
+    """A result file whose score is not a number from 0 to 100, or not of a result's shape."""
+
+    def case(p: Probe):
+        run = run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): content})
+        ran = report(p, run) if command == 'report' else board(p)
+        if 'Traceback (most recent call last)' in ran.out:
+            return CRASH, ran.last_line()
+        written = p.tmp / 'board' / 'leaderboard.json'
+        if written.is_file() and (
+            'NaN' in written.read_text() or 'Infinity' in written.read_text()
+        ):
+            return WRONG, 'leaderboard.json holds a bare NaN or Infinity'
+        if ran.mentions('LVEval_cmrc_mixup_16k.json'):
+            return (GOOD if ran.rc else COUNTED), ran.last_line()
+        if ran.rc == 0:
+            return WRONG, f'exit 0, the file unnamed: {ran.last_line()}'
+        return CRASH, f'the file unnamed: {ran.last_line()}'
+
+    return case
+
+
+def config_model_without_abbr(p: Probe):
+    config = "models = [dict(path='x')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+    run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'}, config)
+    return refusal(board(p), 'c.py')
+
+
+def refused_run_strict(p: Probe):
+    config = "models = [dict(abbr='big')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+    run = run_folder(p, {}, config)
+    p.write(
+        f'{run.relative_to(p.tmp)}/logs/infer/big/LVEval_cmrc_mixup_16k.out',
+        'GPURequestError: asks for 8 GPUs, the nodes offer at most 4\n',
+    )
+    return refusal(board(p, '--strict'), 'big', 'GPURequestError')
+
+
+def empty_run_folder(p: Probe):
+    (p.tmp / 'work' / '20260101_000000').mkdir(parents=True)
+    return refusal(board(p, '--strict'), 'work')
+
+
+def newest_by_name(p: Probe):
+    """Two runs of one model: the later by OpenCompass's run name must win, whatever the file
+    times say (a copy resets them)."""
+    old = run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'})
+    new = run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): '{"score": 20.0}'}, name='20260102_000000')
+    for folder, stamp in ((old, time.time()), (new, time.time() - 10**7)):
+        for path in folder.rglob('*'):
+            os.utime(path, (stamp, stamp))
+    ran = board(p)
+    md = p.tmp / 'board' / 'leaderboard.md'
+    text = md.read_text('utf-8') if md.is_file() else ''
+    if '20.00' in text:
+        return GOOD, 'the later run (20.00) wins'
+    if '10.00' in text:
+        return WRONG, 'the earlier run (10.00) won on file times'
+    return refusal(ran, 'm')
+
+
+# ---- outputs written in place -----------------------------------------------------------------
+
+
+def factrecall_args(p: Probe, corpora, level='1k', count='3'):
+    return ['build', 'factrecall', '--language', 'en', '--levels', level, '--count', count,
+            '--corpora', corpora, '--out', p.tmp / 'data']  # fmt: skip
+
+
+def failed_rebuild(p: Probe):
+    p.lveval(*factrecall_args(p, CORPORA))
+    before = lines_in(p.tmp / 'data' / 'factrecall_en_1k.jsonl')
+    ran = p.lveval(*factrecall_args(p, p.tmp / 'corpra'))
+    after = lines_in(p.tmp / 'data' / 'factrecall_en_1k.jsonl')
+    if before == 3 and after != before:
+        return WRONG, f'the previous file went from {before} to {after} lines'
+    return refusal(ran, 'corpra')
+
+
+def killed_build(p: Probe):
+    """A build killed midway must not leave a file under its final name."""
+    ran = p.lveval(*factrecall_args(p, CORPORA, '512k', '200'), kill_after=6)
+    files = {f.name: lines_in(f) for f in (p.tmp / 'data').glob('*.jsonl')}
+    partial = {name: n for name, n in files.items() if n < 200}
+    if ran.rc == 0:
+        return GOOD, 'finished before the kill (inconclusive)'
+    if partial:
+        name, n = next(iter(partial.items()))
+        return WRONG, f'{name} left with {n} of 200 records under its final name'
+    return GOOD, f'killed after {ran.seconds:.0f} s; no file under a final name'
+
+
+# ---- lveval inputs ----------------------------------------------------------------------------
+
+
+def inputs_setup(p: Probe, **settings) -> Path:
+    p.python(
+        'from opencompass_lveval.testing import train_tokenizer\n'
+        f'train_tokenizer().save_pretrained({str(p.tmp / "tok")!r})'
+    )
+    p.jsonl(
+        'data/cmrc_mixup_16k.jsonl',
+        [
+            {'input': f'q{i}', 'context': f'c{i} ' * 20, 'answers': [f'a{i}'],
+             'answer_keywords': f'a{i}'}
+            for i in range(4)
+        ],
+    )  # fmt: skip
+    models = [{'abbr': 'm', 'path': str(p.tmp / 'tok'), 'max_seq_len': 300, **settings}]
+    models_text = ', '.join(
+        'dict(type=LongContextHF, ' + ', '.join(f'{k}={v!r}' for k, v in m.items()) + ')'
+        for m in models
+    )
+    return p.write(
+        'config.py',
+        'from mmengine.config import read_base\n'
+        'with read_base():\n'
+        '    from opencompass_lveval.configs.datasets.lveval.lveval_gen import lveval_datasets\n'
+        'from opencompass_lveval.models.hf import LongContextHF\n'
+        "datasets = [d for d in lveval_datasets if d['abbr'] == 'LVEval_cmrc_mixup_16k']\n"
+        f"for d in datasets:\n    d['path'] = {str(p.tmp / 'data')!r}\n"
+        f'models = [{models_text}]\n',
+    )
+
+
+def inputs_limit(limit: str):
+    def case(p: Probe):
+        config = inputs_setup(p)
+        out = p.tmp / 'inputs.jsonl'
+        ran = p.lveval('inputs', config, '--out', out, '--limit', limit)
+        if ran.rc == 0:
+            return WRONG, f'exit 0, {lines_in(out)} records written for --limit {limit}'
+        return refusal(ran, '--limit')
+
+    return case
+
+
+def inputs_misspelled(key: str, value):
+    def case(p: Probe):
+        config = inputs_setup(p, **{key: value})
+        return refusal(p.lveval('inputs', config, '--out', p.tmp / 'inputs.jsonl'), key)
+
+    return case
+
+
+def inputs_failure_keeps_previous(p: Probe):
+    """A second `lveval inputs` whose second model fails must leave the first output whole."""
+    config = inputs_setup(p)
+    out = p.tmp / 'inputs.jsonl'
+    p.lveval('inputs', config, '--out', out)
+    good = out.read_text('utf-8') if out.is_file() else None
+    text = config.read_text('utf-8').replace(
+        'max_seq_len=300)]', "max_seq_len=300), dict(type=LongContextHF, abbr='gone', "
+        f"path={str(p.tmp / 'no-such-model')!r}, max_seq_len=300)]"
+    )  # fmt: skip
+    config.write_text(text, 'utf-8')
+    ran = p.lveval('inputs', config, '--out', out)
+    now = out.read_text('utf-8') if out.is_file() else None
+    if good is not None and now != good and ran.rc != 0:
+        return WRONG, 'the failed run replaced the previous output with a partial one'
+    return refusal(ran, 'no-such-model')
+
+
+# ---- arguments --------------------------------------------------------------------------------
+
+
+def argument(*argv, names=(), outside=None, memory_gb=None, within=None):
+    """A command with one bad argument: refused naming ``names``; unsafe when it writes
+    ``outside``; unbounded when it does not answer within ``within`` seconds."""
+
+    def case(p: Probe):
+        args = [p.tmp / a[2:] if isinstance(a, str) and a.startswith('T:') else a for a in argv]
+        args = [{'CORPORA': CORPORA, 'BOOK': BOOK}.get(a, a) for a in args]
+        ran = p.lveval(*args, memory_gb=memory_gb)
+        strays = list(p.tmp.parent.parent.glob(outside)) if outside else []
+        if strays:
+            for stray in strays:
+                stray.unlink()
+            return UNSAFE, f'wrote {outside} outside --out'
+        if 'MemoryError' in ran.out or (within and ran.seconds > within):
+            return UNBOUNDED, f'{ran.seconds:.1f} s, {ran.peak_mb:.0f} MB: {ran.last_line()}'
+        return refusal(ran, *names)
+
+    return case
+
+
+def full_width_level_in_data_check(p: Probe):
+    p.jsonl('data/cmrc_mixup_1６k.jsonl', [{'input': 'q', 'context': 'c', 'answers': ['a']}])
+    ran = p.lveval('data', 'check', p.tmp / 'data')
+    if 'Traceback (most recent call last)' in ran.out:
+        return CRASH, ran.last_line()
+    if any('1６k' in line and ' ok' in line for line in ran.out.splitlines()):
+        return WRONG, 'data check calls cmrc_mixup_1６k ok'
+    return GOOD, ran.last_line()
+
+
+def empty_data_dir_variable(variable: str, code: str, stray: str, content: str):
+    """An empty data-folder variable must not mean the current folder (a stray file there)."""
+
+    def case(p: Probe):
+        p.write(stray, content)
+        ran = p.python(code, env={variable: ''})
+        if 'read stray file' in ran.out:
+            return WRONG, f'an empty {variable} read {stray} under the current folder'
+        return refusal(ran, variable)
+
+    return case
+
+
+def fifo_in_data_folder(p: Probe):
+    p.jsonl('data/cmrc_mixup_512k.jsonl', [{'input': 'q', 'context': 'c', 'answers': ['a']}])
+    os.mkfifo(p.tmp / 'data' / 'lic_mixup_512k.jsonl')
+    ran = p.lveval('data', 'check', p.tmp / 'data', timeout=15)
+    if ran.timed_out:
+        return UNBOUNDED, 'data check hung on the FIFO'
+    if 'Traceback (most recent call last)' in ran.out:
+        return CRASH, ran.last_line()
+    if ran.mentions('lic_mixup_512k'):
+        return GOOD, 'the FIFO is named and skipped'
+    return WRONG, 'the FIFO went unmentioned'
+
+
+def leaderboard_out_is_a_file(p: Probe):
+    run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'})
+    p.write('board', 'not a folder')
+    return refusal(board(p), 'board')
+
+
+# ---- builder inputs ---------------------------------------------------------------------------
+
+QUESTION = {
+    'question_id': 'q',
+    'question': 'How do I sort a list?',
+    'all_answers': ['Use sorted().', 'Call list.sort().'],
+    'answer': 'A1',
+    'tags': ['python'],
+}
+
+
+def bestanswer_source(change: dict, field: str):
+    def case(p: Probe):
+        questions = [dict(QUESTION, question_id=f'q{i}') for i in range(3)]
+        bad = {k: v for k, v in {**questions[1], **change}.items() if v is not None}
+        text = json.dumps([questions[0], bad, questions[2]]).replace('"__NaN__"', 'NaN')
+        source = p.write('source.json', text)
+        ran = p.lveval('build', 'bestanswer', '--source', source, '--setting', '4k', '--out',
+                       p.tmp / 'out')  # fmt: skip
+        return refusal(ran, 'source.json', field)
+
+    return case
+
+
+ITEM = {'input': 'Who wrote it?', 'answers': ['Mary'], 'documents': ['Mary wrote it.']}
+
+
+def mixup_item(change: dict, field: str):
+    def case(p: Probe):
+        bad = {k: v for k, v in {**ITEM, **change}.items() if v is not None}
+        text = json.dumps(ITEM) + '\n' + json.dumps(bad).replace('"__NaN__"', 'NaN') + '\n'
+        items = p.write('items.jsonl', text)
+        ran = p.lveval('build', 'mixup', '--items', items, '--dataset', 'mine', '--language',
+                       'en', '--levels', '1k', '--out', p.tmp / 'out')  # fmt: skip
+        return refusal(ran, 'items.jsonl', field)
+
+    return case
+
+
+def mixup_rules(rules: str, *names):
+    def case(p: Probe):
+        items = p.write('items.jsonl', json.dumps(ITEM) + '\n')
+        path = p.write('rules.json', rules)
+        ran = p.lveval('build', 'mixup', '--items', items, '--rules', path, '--dataset', 'mine',
+                       '--language', 'en', '--levels', '1k', '--out', p.tmp / 'out')  # fmt: skip
+        return refusal(ran, 'rules.json', *names)
+
+    return case
+
+
+# ---- unbounded reads --------------------------------------------------------------------------
+
+
+def leaderboard_with_many_missing(p: Probe):
+    """One model measured on one dataset of 101 asked, with 100 task logs of 1 MB: each log must
+    be read once, not once per missing dataset."""
+    datasets = [f'LVEval_cmrc_mixup_{n}k' for n in range(1001, 1101)]
+    asked = [dict(abbr=d) for d in ['LVEval_cmrc_mixup_16k', *datasets]]
+    config = f"models = [dict(abbr='m')]\ndatasets = {asked!r}\n"
+    run = run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): '{"score": 10.0}'}, config)
+    filler = ('loading the model and the data, nothing to report\n' * 20000)[:1_000_000]
+    for dataset in datasets:
+        p.write(f'{run.relative_to(p.tmp)}/logs/infer/m/{dataset}.out', filler + dataset + '\n')
+    ran = board(p)
+    figure = f'{ran.seconds:.1f} s, {ran.peak_mb:.0f} MB'
+    if ran.seconds > 5:
+        return UNBOUNDED, figure
+    return (GOOD if ran.rc in (0, 1) and 'Traceback' not in ran.out else CRASH), figure
+
+
+def bestanswer_growth(p: Probe):
+    """The real stackselect source at 1x and 4x: time must grow about linearly, not 16-fold."""
+    questions = json.loads(STACKSELECT.read_text('utf-8'))
+    seconds = []
+    for copies in (1, 4):
+        many = [
+            dict(q, question_id=f'{q.get("question_id")}-{c}') for c in range(copies)
+            for q in questions
+        ]  # fmt: skip
+        source = p.write(f'source{copies}.json', json.dumps(many))
+        ran = p.lveval('build', 'bestanswer', '--source', source, '--setting', '4k', '--tokenizer',
+                       'words', '--out', p.tmp / f'out{copies}', timeout=300)  # fmt: skip
+        if ran.rc != 0:
+            return refusal(ran, 'source')
+        seconds.append(ran.seconds)
+    growth = seconds[1] / seconds[0]
+    figure = f'{len(questions)} questions {seconds[0]:.1f} s, x4 {seconds[1]:.1f} s ({growth:.1f}x)'
+    return (UNBOUNDED if growth > 8 else GOOD), figure
+
+
+def slurm_gpu_kinds(p: Probe):
+    ran = p.python(
+        'from opencompass_lveval.runner.slurm import gpus_per_node\n'
+        "print('gpus', gpus_per_node('node1 gpu:a100:4,gpu:v100:4'))"
+    )
+    if 'gpus 8' in ran.out:
+        return GOOD, '8 GPUs'
+    return (WRONG if 'gpus' in ran.out else CRASH), ran.last_line()
+
+
+LOAD_LVEVAL = (
+    'from opencompass_lveval.lveval import data\n'
+    "source = data.locate(data.default_data_dir(), 'cmrc_mixup_16k')\n"
+    "print('read stray file', source)"
+)
+LOAD_ADALEVAL = (
+    'from opencompass_lveval.adaleval.data import load_task\n'
+    "load_task('tsort', '2k', None, limit=1)\n"
+    "print('read stray file')"
+)
+IMG = '<img src=x onerror=alert(1)>'
+FORGED_ROW = 'ok\n| FAKE | 99.00 | 99.00 |'
+BUILD_TSORT = ['build', 'tsort', '--books', 'BOOK', '--setting', '2k', '--out', 'T:out']
+TSORT_RECORD = {'book_id': 1, 'para_offset': [0, 1, 2, 3], 'answer': [2, 1, 4, 3],
+                'prompt': 'Put the four parts in order.'}  # fmt: skip
+FACTRECALL = ['build', 'factrecall', '--language', 'en', '--corpora', 'CORPORA', '--out', 'T:out']
+SYNTH = ['data', 'synth', 'T:synth']
+
+CASES = {
+    # code from run folders
+    'config-import-touch': config_code_runs(
+        "import pathlib\nmodels = [dict(abbr=pathlib.Path({marker}).touch() or 'm')]\n"
+    ),
+    'config-open-write': config_code_runs(
+        "open({marker}, 'w').write('x')\nmodels = [dict(abbr='m')]\n"
+    ),
+    'config-dunder-import': config_code_runs(
+        "models = [dict(abbr=__import__('os').system('touch ' + {marker}) and 'm')]\n"
+    ),
+    'config-exec': config_code_runs("exec('open(' + repr({marker}) + ', \"w\")')\nmodels = []\n"),
+    'config-lambda': config_code_runs("models = [dict(abbr=(lambda: open({marker}, 'w'))())]\n"),
+    # forged tables
+    'report-md-row': forged_markdown('report', FORGED_ROW),
+    'report-md-img': forged_markdown('report', IMG),
+    'board-md-row': forged_markdown('leaderboard', FORGED_ROW),
+    'board-md-img': forged_markdown('leaderboard', IMG),
+    'board-csv-equals': formula_cell('leaderboard', '=HYPERLINK("x";"y")'),
+    'board-csv-plus': formula_cell('leaderboard', '+1+1'),
+    'board-csv-at': formula_cell('leaderboard', '@SUM(1)'),
+    'report-csv-equals': formula_cell('report', '=1+1'),
+    'report-model-named-levels': model_named_levels,
+    # results that are not numbers, and files of the wrong shape
+    **{
+        f'{command}-score-{label}': result_value(command, content)
+        for command in ('board', 'report')
+        for label, content in {
+            'true': '{"score": true}',
+            'string': '{"score": "99.5"}',
+            'nan': '{"score": NaN}',
+            'infinity': '{"score": Infinity}',
+            'above-100': '{"score": 12345}',
+            'negative': '{"score": -3}',
+            'list-file': '[1, 2]',
+            'provenance-list': '{"score": 10.0, "provenance": [1, 2]}',
+        }.items()
+    },
+    'board-config-model-without-abbr': config_model_without_abbr,
+    # --strict and which run is newest
+    'strict-refused-run': refused_run_strict,
+    'strict-empty-run-folder': empty_run_folder,
+    'newest-run-by-name': newest_by_name,
+    # outputs written in place
+    'failed-rebuild': failed_rebuild,
+    'killed-build': killed_build,
+    'failed-inputs-keeps-previous': inputs_failure_keeps_previous,
+    # arguments taken on trust
+    'inputs-limit-0': inputs_limit('0'),
+    'inputs-limit-negative': inputs_limit('-1'),
+    'tsort-count-0': argument(*BUILD_TSORT, '--count', '0', names=['--count']),
+    'tsort-count-negative': argument(*BUILD_TSORT, '--count', '-3', names=['--count']),
+    'factrecall-count-0': argument(
+        *FACTRECALL, '--levels', '1k', '--count', '0', names=['--count']
+    ),  # fmt: skip
+    'synth-count-0': argument(*SYNTH, '--count', '0', names=['--count']),
+    'synth-scale-0': argument(*SYNTH, '--scale', '0', names=['--scale']),
+    'synth-scale-negative': argument(*SYNTH, '--scale', '-1', names=['--scale']),
+    'factrecall-scale-0': argument(
+        *FACTRECALL, '--levels', '1k', '--count', '1', '--scale', '0', names=['--scale']
+    ),  # fmt: skip
+    'factrecall-level-full-width': argument(
+        *FACTRECALL, '--levels', '1６k', '--count', '1', names=['1６k']
+    ),  # fmt: skip
+    'factrecall-level-0k': argument(*FACTRECALL, '--levels', '0k', '--count', '1', names=['0k']),
+    'factrecall-level-huge': argument(
+        *FACTRECALL,
+        '--levels',
+        '16k,100000k',
+        '--count',
+        '1',
+        names=['100000k'],
+        memory_gb=6,
+        within=5,
+    ),  # fmt: skip
+    'tsort-setting-huge': argument(
+        *BUILD_TSORT,
+        '--setting',
+        '100000000k',
+        '--count',
+        '1',
+        names=['100000000k'],
+        memory_gb=6,
+        within=5,
+    ),  # fmt: skip
+    'data-check-full-width-level': full_width_level_in_data_check,
+    'inputs-misspelled-input': inputs_misspelled('input', 'official'),
+    'inputs-misspelled-conversation': inputs_misspelled('conversaton', 'llama2'),
+    'inputs-misspelled-max-seq-len': inputs_misspelled('max_seq_lne', 400),
+    'mixup-dataset-outside-out': argument(
+        'build',
+        'mixup',
+        '--items',
+        'T:items.jsonl',
+        '--dataset',
+        '../../probe_outside',
+        '--language',
+        'en',
+        '--levels',
+        '1k',
+        '--out',
+        'T:out',
+        names=['--dataset'],
+        outside='**/probe_outside_*.jsonl',
+    ),  # fmt: skip
+    'empty-lveval-data-dir': empty_data_dir_variable(
+        'LVEVAL_DATA_DIR', LOAD_LVEVAL, 'cmrc_mixup_16k.jsonl', json.dumps(ITEM) + '\n'
+    ),
+    'empty-adaleval-data-dir': empty_data_dir_variable(
+        'ADALEVAL_DATA_DIR', LOAD_ADALEVAL, 'textsort_2k.json', json.dumps([TSORT_RECORD])
+    ),
+    'fifo-in-data-folder': fifo_in_data_folder,
+    'leaderboard-out-is-a-file': leaderboard_out_is_a_file,
+    # builder inputs
+    'bestanswer-gold-a0': bestanswer_source({'answer': 'A0'}, 'answer'),
+    'bestanswer-gold-a99': bestanswer_source({'answer': 'A99'}, 'answer'),
+    'bestanswer-no-tags': bestanswer_source({'tags': None}, 'tags'),
+    'bestanswer-tags-string': bestanswer_source({'tags': 'python'}, 'tags'),
+    'bestanswer-no-answers': bestanswer_source({'all_answers': None}, 'all_answers'),
+    'bestanswer-answers-string': bestanswer_source(
+        {'all_answers': 'Use sorted().'}, 'all_answers'
+    ),  # fmt: skip
+    'bestanswer-question-nan': bestanswer_source({'question': '__NaN__'}, 'question'),
+    'mixup-documents-string': mixup_item({'documents': 'd e f'}, 'documents'),
+    'mixup-answers-string': mixup_item({'answers': 'Mary'}, 'answers'),
+    'mixup-keywords-list': mixup_item({'answer_keywords': ['Mary']}, 'answer_keywords'),
+    'mixup-no-input': mixup_item({'input': None}, 'input'),
+    'mixup-input-nan': mixup_item({'input': '__NaN__'}, 'input'),
+    'rules-empty-original': mixup_rules('{"": "X"}', "''"),
+    'rules-number-substitute': mixup_rules('{"the": 1}', 'the'),
+    'rules-nan-substitute': mixup_rules('{"the": NaN}', 'NaN'),
+    'rules-pair-of-one': mixup_rules('[["the"]]', 'the'),
+    # unbounded reads
+    'board-100-missing-datasets': leaderboard_with_many_missing,
+    'bestanswer-source-x4': bestanswer_growth,
+    # Slurm
+    'slurm-two-gpu-kinds': slurm_gpu_kinds,
+}
+
+
+def setup_items(tmp: Path) -> None:
+    (tmp / 'items.jsonl').write_text(json.dumps(ITEM) + '\n', 'utf-8')
+
+
+def probe(tree: Path, names: list[str]) -> dict[str, tuple[str, str]]:
+    outcomes = {}
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix='probe-') as folder:
+            tmp = Path(folder) / 'a' / 'b'
+            tmp.mkdir(parents=True)
+            setup_items(tmp)
+            start = time.perf_counter()
+            try:
+                outcomes[name] = CASES[name](Probe(tree, tmp))
+            except Exception as exc:  # the probe's own failure, shown, never counted as good
+                outcomes[name] = ('probe failed', f'{type(exc).__name__}: {exc}'[:110])
+            print(f'  {name}: {outcomes[name][0]} ({time.perf_counter() - start:.1f} s)',
+                  file=sys.stderr, flush=True)  # fmt: skip
+    return outcomes
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('trees', nargs='+', help='source trees (checkouts) to probe, in order')
+    parser.add_argument('--cases', help='comma-separated case names (default: all)')
+    parser.add_argument('--json', help='also write the outcomes here')
+    args = parser.parse_args(argv)
+    names = args.cases.split(',') if args.cases else list(CASES)
+    unknown = sorted(set(names) - set(CASES))
+    if unknown:
+        parser.error(f'unknown cases: {", ".join(unknown)}')
+    if not SHARED.is_dir():
+        parser.error(f'{SHARED} is missing: the corpora and stackselect_1k.json are read there')
+    trees = [Path(t).resolve() for t in args.trees]
+    results = {}
+    for tree in trees:
+        print(f'probing {tree}', file=sys.stderr)
+        results[str(tree)] = probe(tree, names)
+    header = '| case | ' + ' | '.join(t.name for t in trees) + ' |'
+    print(header + '\n|' + '---|' * (len(trees) + 1))
+    for name in names:
+        cells = [f'{results[str(t)][name][0]}: {results[str(t)][name][1]}' for t in trees]
+        print(f'| `{name}` | ' + ' | '.join(c.replace('|', '\\|') for c in cells) + ' |')
+    print(f'\n{len(names)} cases\n\n| outcome | ' + ' | '.join(t.name for t in trees) + ' |')
+    print('|' + '---|' * (len(trees) + 1))
+    counts = {str(t): Counter(o for o, _ in results[str(t)].values()) for t in trees}
+    for outcome in OUTCOMES + ['probe failed']:
+        if any(counts[str(t)][outcome] for t in trees) or outcome in OUTCOMES:
+            print(
+                f'| {outcome} | ' + ' | '.join(str(counts[str(t)][outcome]) for t in trees) + ' |'
+            )
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1, ensure_ascii=False), 'utf-8')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

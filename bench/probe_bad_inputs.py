@@ -501,14 +501,21 @@ def bestanswer_source(change: dict, field: str):
     return case
 
 
-ITEM = {'input': 'Who wrote it?', 'answers': ['Mary'], 'documents': ['Mary wrote it.']}
+# Twenty good items whose documents fill a 1k context, so a good file builds and only the bad
+# item can stop a build.
+ITEMS = [
+    {'input': f'Who wrote part {i}?', 'answers': [f'Writer {i}'],
+     'documents': [f'Part {i} was written by Writer {i}. ' + 'The story goes on. ' * 40]}
+    for i in range(20)
+]  # fmt: skip
 
 
 def mixup_item(change: dict, field: str):
     def case(p: Probe):
-        bad = {k: v for k, v in {**ITEM, **change}.items() if v is not None}
-        text = json.dumps(ITEM) + '\n' + json.dumps(bad).replace('"__NaN__"', 'NaN') + '\n'
-        items = p.write('items.jsonl', text)
+        bad = {k: v for k, v in {**ITEMS[1], **change}.items() if v is not None}
+        lines = [json.dumps(item) for item in ITEMS]
+        lines[1] = json.dumps(bad).replace('"__NaN__"', 'NaN')
+        items = p.write('items.jsonl', '\n'.join(lines) + '\n')
         ran = p.lveval('build', 'mixup', '--items', items, '--dataset', 'mine', '--language',
                        'en', '--levels', '1k', '--out', p.tmp / 'out')  # fmt: skip
         return refusal(ran, 'items.jsonl', field)
@@ -516,11 +523,18 @@ def mixup_item(change: dict, field: str):
     return case
 
 
+def mixup_builds(p: Probe):
+    """The control: the good items alone build a file (so the cases above test only their item)."""
+    ran = p.lveval('build', 'mixup', '--items', p.tmp / 'items.jsonl', '--dataset', 'mine',
+                   '--language', 'en', '--levels', '1k', '--out', p.tmp / 'out')  # fmt: skip
+    built = lines_in(p.tmp / 'out' / 'mine_1k.jsonl')
+    return (GOOD if ran.rc == 0 and built == len(ITEMS) else CRASH), f'{built} records built'
+
+
 def mixup_rules(rules: str, *names):
     def case(p: Probe):
-        items = p.write('items.jsonl', json.dumps(ITEM) + '\n')
         path = p.write('rules.json', rules)
-        ran = p.lveval('build', 'mixup', '--items', items, '--rules', path, '--dataset', 'mine',
+        ran = p.lveval('build', 'mixup', '--items', p.tmp / 'items.jsonl', '--rules', path, '--dataset', 'mine',
                        '--language', 'en', '--levels', '1k', '--out', p.tmp / 'out')  # fmt: skip
         return refusal(ran, 'rules.json', *names)
 
@@ -587,6 +601,7 @@ LOAD_ADALEVAL = (
     "load_task('tsort', '2k', None, limit=1)\n"
     "print('read stray file')"
 )
+LVEVAL_RECORD = {'input': 'q', 'context': 'c', 'answers': ['a'], 'answer_keywords': ''}
 IMG = '<img src=x onerror=alert(1)>'
 FORGED_ROW = 'ok\n| FAKE | 99.00 | 99.00 |'
 BUILD_TSORT = ['build', 'tsort', '--books', 'BOOK', '--setting', '2k', '--out', 'T:out']
@@ -701,7 +716,7 @@ CASES = {
         outside='**/probe_outside_*.jsonl',
     ),  # fmt: skip
     'empty-lveval-data-dir': empty_data_dir_variable(
-        'LVEVAL_DATA_DIR', LOAD_LVEVAL, 'cmrc_mixup_16k.jsonl', json.dumps(ITEM) + '\n'
+        'LVEVAL_DATA_DIR', LOAD_LVEVAL, 'cmrc_mixup_16k.jsonl', json.dumps(LVEVAL_RECORD) + '\n'
     ),
     'empty-adaleval-data-dir': empty_data_dir_variable(
         'ADALEVAL_DATA_DIR', LOAD_ADALEVAL, 'textsort_2k.json', json.dumps([TSORT_RECORD])
@@ -723,6 +738,7 @@ CASES = {
     'mixup-keywords-list': mixup_item({'answer_keywords': ['Mary']}, 'answer_keywords'),
     'mixup-no-input': mixup_item({'input': None}, 'input'),
     'mixup-input-nan': mixup_item({'input': '__NaN__'}, 'input'),
+    'mixup-good-items-build': mixup_builds,
     'rules-empty-original': mixup_rules('{"": "X"}', "''"),
     'rules-number-substitute': mixup_rules('{"the": 1}', 'the'),
     'rules-nan-substitute': mixup_rules('{"the": NaN}', 'NaN'),
@@ -736,7 +752,7 @@ CASES = {
 
 
 def setup_items(tmp: Path) -> None:
-    (tmp / 'items.jsonl').write_text(json.dumps(ITEM) + '\n', 'utf-8')
+    (tmp / 'items.jsonl').write_text(''.join(json.dumps(i) + '\n' for i in ITEMS), 'utf-8')
 
 
 def probe(tree: Path, names: list[str]) -> dict[str, tuple[str, str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any, Optional
 
 from opencompass.models.base_api import BaseAPIModel
@@ -134,15 +134,26 @@ class LongContextAPI(BaseAPIModel):
     # OpenCompass's model interface ------------------------------------------------------------
 
     def generate(self, inputs: list, max_out_len: int, **kwargs) -> list[str]:
-        """The answers to a batch, ``concurrency`` requests at a time, in order."""
+        """The answers to a batch, ``concurrency`` requests at a time, in order. Requests are
+        built (tokenized, cut, serialised) by at most one thread per core and sent by up to
+        ``concurrency``: tokenizing is CPU work, and a tokenizer's working memory (tiktoken keeps
+        one per thread) then grows with the cores, not with the requests in flight."""
         first = self.sample_offset + len(self.usage)
         jobs = [(first + i, prompt) for i, prompt in enumerate(inputs)]
         workers = min(len(jobs), self.concurrency)
         if workers <= 1:
             answered = [self._answer(*job, max_out_len) for job in jobs]
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                answered = list(pool.map(lambda job: self._answer(*job, max_out_len), jobs))
+            builders = min(workers, os.cpu_count() or 1)
+            with (
+                ThreadPoolExecutor(max_workers=builders) as building,
+                ThreadPoolExecutor(max_workers=workers) as sending,
+            ):
+
+                def answer(job):
+                    return self._answer(*job, max_out_len, build=building)
+
+                answered = list(sending.map(answer, jobs))
         records = [record for _, record in answered]
         self.usage.extend(records)
         differing = [r for r in records if r['prompt_tokens_match'] is False]
@@ -160,8 +171,15 @@ class LongContextAPI(BaseAPIModel):
 
     # Requests ---------------------------------------------------------------------------------
 
-    def _answer(self, index: int, prompt: Any, max_out_len: int) -> tuple[str, dict]:
-        request = self.builder.request(prompt, max_out_len, self.generation_kwargs)
+    def _answer(
+        self, index: int, prompt: Any, max_out_len: int, build: Optional[Executor] = None
+    ) -> tuple[str, dict]:
+        """One prompt's answer and usage record (``build``: the threads that build requests)."""
+        arguments = (prompt, max_out_len, self.generation_kwargs)
+        if build is None:
+            request = self.builder.request(*arguments)
+        else:
+            request = build.submit(self.builder.request, *arguments).result()
         if request.answer is not None:  # the official code answered without a request
             return request.answer, self._record(request, None)
         what = (

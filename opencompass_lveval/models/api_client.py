@@ -21,11 +21,12 @@ import hashlib
 import json
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from ..cache import JsonRecords
 from ..errors import ApiError, ModelConfigError
@@ -72,9 +73,63 @@ def check_prices(prices: Optional[dict], who: str) -> None:
 
 
 def request_payload(body: dict) -> bytes:
-    """A request body as sent: canonical JSON (sorted keys, compact), so that the bytes sent
-    are also what the cache key is made from, serialised once."""
+    """A request body as sent: canonical JSON (sorted keys, compact, UTF-8 unescaped), so that
+    the bytes sent are also what the cache key is made from, serialised once. Long strings (a
+    prompt) are escaped on their UTF-8 bytes, which gives json's bytes three times faster than
+    json's own escaping of a non-ASCII string."""
+    long: list[bytes] = []
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str) and len(value) >= _LONG_STRING:
+            escaped = _json_escaped(value)
+            if escaped is not None:
+                long.append(escaped)
+                return f'\x00{len(long) - 1}\x00'
+        if isinstance(value, dict):
+            return {key: swap(item) for key, item in value.items()}
+        if isinstance(value, list) and not (value and type(value[0]) is int):  # not token ids
+            return [swap(item) for item in value]
+        return value
+
+    pieces = _MARKER.split(_canonical(swap(body)))  # text, index, text, index, ..., text
+    indices = [int(index) for index in pieces[1::2]]
+    if sorted(indices) != list(range(len(long))):  # a string of the body looked like a marker
+        return _canonical(body)
+    joined = [pieces[0]]
+    for at, index in enumerate(indices):
+        joined += [b'"', long[index], b'"', pieces[2 * at + 2]]
+    return b''.join(joined)
+
+
+_LONG_STRING = 4096  # characters
+_JSON_ESCAPES = (
+    (b'\\', b'\\\\'),
+    (b'"', b'\\"'),
+    (b'\n', b'\\n'),
+    (b'\r', b'\\r'),
+    (b'\t', b'\\t'),
+)
+_OTHER_CONTROLS = bytes(c for c in range(32) if c not in b'\t\n\r')  # json writes \\u00XX
+_MARKER = re.compile(rb'"\\u0000(\d+)\\u0000"')  # json's text of '\x00{index}\x00'
+
+
+def _canonical(body: Any) -> bytes:
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(',', ':')).encode()
+
+
+def _json_escaped(text: str) -> Optional[bytes]:
+    """The inside of json's string for ``text``, as UTF-8; None where json's own escaping is as
+    fast (text mostly beyond ASCII, such as Chinese), would write a \\u escape (a rare control
+    character) or cannot encode it (a lone surrogate)."""
+    try:
+        data = text.encode('utf-8')
+    except UnicodeEncodeError:
+        return None
+    if len(data) > 1.5 * len(text):
+        return None
+    for raw, escaped in _JSON_ESCAPES:
+        data = data.replace(raw, escaped)
+    return None if len(data.translate(None, _OTHER_CONTROLS)) != len(data) else data
 
 
 def request_key(route: str, payload: bytes) -> str:

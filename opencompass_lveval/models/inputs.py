@@ -93,10 +93,6 @@ class PromptCutter:
         head, tail_start = self.cut(room)
         return self.prompt_ids[:head] + self.prompt_ids[tail_start:]
 
-    def text(self, room: int) -> str:
-        """The text of ``ids(room)``: what a server that takes text is sent."""
-        return self.decode(self.ids(room))
-
 
 class InputBuilder:
     """Turns OpenCompass prompts into token ids for one tokenizer and its input settings (see the

@@ -9,6 +9,7 @@ cannot be made to produce. The end-to-end runs against ``transformers serve`` ar
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -19,7 +20,7 @@ from official import adaleval_gpt_payload, lveval_gpt_messages
 
 from opencompass_lveval.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI
-from opencompass_lveval.models.api_client import EndpointClient, cost_usd
+from opencompass_lveval.models.api_client import EndpointClient, cost_usd, request_payload
 
 SECRET = 'sk-test-NEVER-WRITTEN-0123456789'
 INSTRUCTION = 'Read the passages and answer.\n'
@@ -110,6 +111,18 @@ def server():
     yield state
     httpd.shutdown()
     httpd.server_close()
+
+
+def served_llama(folders, max_seq_len=1_000_000, url='http://127.0.0.1:9/v1', **settings):
+    """A served Llama-2 model (its real SentencePiece tokenizer); the default URL is never
+    reached, for tests of what a request holds."""
+    return LongContextAPI(
+        path='served-llama',
+        tokenizer_path=str(folders['llama2']),
+        max_seq_len=max_seq_len,
+        url=url,
+        **settings,
+    )
 
 
 def gpt(server, tmp_path, **overrides) -> LongContextAPI:
@@ -245,6 +258,95 @@ def test_a_cut_is_counted_from_its_seam_exactly_as_encoding_it_again(corpora, ha
     assert longest < 2_000  # seams, never a whole cut text of the books
 
 
+@pytest.mark.parametrize('frame', ['bare', 'conversation format', 'chat template'])
+def test_a_served_cut_is_counted_from_its_seam_exactly_as_the_server_counts_it(
+    corpora, tokenizer_folders, frame
+):
+    """A served Llama-2 (SentencePiece) prompt cut at random inside its frame: the count from the
+    seam alone (``SentencePieceSeams``) equals the server's tokenizer run on the whole cut text,
+    for real English and Chinese prose and rough text (byte-fallback emoji, tabs, CRLF, runs of
+    spaces); only seams are tokenized."""
+    import random
+
+    settings = {
+        'bare': dict(chat=False),
+        'conversation format': dict(conversation='llama2'),
+        'chat template': {},
+    }[frame]
+    model = served_llama(tokenizer_folders, **settings)
+    builder = model.builder
+    seams, decode = builder._seams, builder.tokenizer.decode
+    assert seams is not None  # the Llama-2 tokenizer is of the family the seam count holds for
+    special = builder.transport == 'text'
+    if special:
+        fmt = builder.builder.conversation
+
+        def frame_of(content):
+            return builder._format_text(fmt, content)
+    else:
+
+        def frame_of(content):
+            return builder._render_messages(
+                builder._messages([{'role': 'HUMAN', 'prompt': 'x'}], content)
+            )
+
+    tokenized = []
+
+    class Recorded:
+        def tokenize(self, text):
+            tokenized.append(len(text))
+            return model_of_seams.tokenize(text)
+
+    model_of_seams, seams.model = seams.model, Recorded()
+    rng, counted_from_seams = random.Random(5), 0
+    for name, text in _seam_texts(corpora).items():
+        text = text[:30_000]
+        sent = frame_of(text)
+        full = builder._server_ids(sent, special)
+        start, ids = builder._prompt_ids_in(full, sent, text, frame_of, special)
+        assert ids is not None, name
+        for _ in range(40):
+            head = rng.randrange(1, len(ids) - 1)
+            tail_start = rng.randrange(head, len(ids))
+            cut = frame_of(decode(ids[:head] + ids[tail_start:]))
+            counted = seams.count(full, start, head, tail_start, start + len(ids), decode)
+            if counted is not None:
+                counted_from_seams += 1
+                assert counted == len(builder._server_ids(cut, special)), (name, head, tail_start)
+    assert counted_from_seams >= 150  # of 160: a cut without a split point nearby is rare
+    assert max(tokenized) < 2_000  # seams, never a whole cut text
+
+
+def test_a_served_cut_never_counts_from_inside_a_character_spelled_in_byte_ids(tokenizer_folders):
+    """Rare CJK characters reach Llama-2 as byte-fallback ids, three per character: a seam may
+    start or end at such a character's edge, never between its bytes. A cut through two of them
+    can rejoin their bytes into a character of the vocabulary ('颀' E9 A2 80 cut after two bytes,
+    '乜' E4 B9 9C from its third: '颜' E9 A2 9C, one id), which a seam begun between the bytes
+    would count as two U+FFFD. Every such cut counts exactly, or is counted whole."""
+    model = served_llama(tokenizer_folders, conversation='llama2')
+    builder, fmt = model.builder, model.builder.builder.conversation
+    seams, decode, pieces_of = builder._seams, builder.tokenizer.decode, builder.tokenizer.tokenize
+    assert pieces_of('颀乜') == ['▁', '<0xE9>', '<0xA2>', '<0x80>', '<0xE4>', '<0xB9>', '<0x9C>']
+    assert pieces_of('颜') == ['▁', '颜']
+    text = 'Read this text of rare signs: ' + '颀乜 ' * 40 + 'then answer the question below it'
+    sent = builder._format_text(fmt, text)
+    full = builder._server_ids(sent, True)
+    frame_of = functools.partial(builder._format_text, fmt)
+    start, ids = builder._prompt_ids_in(full, sent, text, frame_of, True)
+    pieces = builder.tokenizer.convert_ids_to_tokens(ids)
+    heads = [k + 1 for k, piece in enumerate(pieces) if piece == '<0xA2>']
+    tails = [k for k, piece in enumerate(pieces) if piece == '<0x9C>']
+    counted = 0
+    for head, tail_start in [(h, t) for h in heads[5:30:3] for t in tails if t > h + 20][:120]:
+        cut = frame_of(decode(ids[:head] + ids[tail_start:]))
+        assert '颜' in cut
+        found = seams.count(full, start, head, tail_start, start + len(ids), decode)
+        if found is not None:
+            counted += 1
+            assert found == len(builder._server_ids(cut, True)), (head, tail_start)
+    assert counted >= 100
+
+
 # What the server sees ----------------------------------------------------------------------------
 
 
@@ -367,13 +469,7 @@ def test_a_served_prompt_is_cut_on_the_ids_the_server_count_made(
     on what was sent, finds exactly the budget."""
     window, answer = 1024, 24
     settings = {'conversation format': dict(conversation='llama2')}.get(case, {})
-    model = LongContextAPI(
-        path='served-llama',
-        tokenizer_path=str(tokenizer_folders['llama2']),
-        max_seq_len=window,
-        url=server.url,
-        **settings,
-    )
+    model = served_llama(tokenizer_folders, max_seq_len=window, url=server.url, **settings)
     given = []
     cutter = model.builder.builder.prompt_cutter
     model.builder.builder.prompt_cutter = lambda prompt, ids=None, text=None: (
@@ -401,13 +497,7 @@ def test_a_prompt_whose_edge_merges_with_its_frame_is_encoded_alone(tokenizer_fo
     """Frame text joined to the prompt in one token ('Quest' + 'ion' is '▁Question'; 'Answer' +
     'ing' spans 'ering') is not the prompt's: its ids are not taken from the frame's tokenization
     (a cut would carry 'Quest' into the content), while a clean frame's are."""
-    model = LongContextAPI(
-        path='served-llama',
-        tokenizer_path=str(tokenizer_folders['llama2']),
-        max_seq_len=4096,
-        url='http://127.0.0.1:9/v1',
-        conversation='llama2',
-    )
+    model = served_llama(tokenizer_folders, max_seq_len=4096, conversation='llama2')
     builder = model.builder
     text = 'ion: where is the key? ' * 40 + 'Answer'
     found = {}
@@ -418,7 +508,7 @@ def test_a_prompt_whose_edge_merges_with_its_frame_is_encoded_alone(tokenizer_fo
 
         sent = frame_of(text)
         full = builder._server_ids(sent, special=True)
-        found[before] = builder._prompt_ids_in(full, sent, text, frame_of, special=True)
+        found[before] = builder._prompt_ids_in(full, sent, text, frame_of, special=True)[1]
     assert found['Quest'] is None
     assert builder.tokenizer.decode(found['[INST]']) == text
 
@@ -436,6 +526,41 @@ def test_settings_are_checked_by_name(tmp_path, server):
         gpt(server, tmp_path, prices={'input': 1})
     with pytest.raises(ModelConfigError, match='url must be'):
         gpt(server, tmp_path, url='127.0.0.1:8000')
+
+
+@pytest.mark.parametrize(
+    'body',
+    [
+        {'model': 'm', 'messages': [{'role': 'user', 'content': 'plain "text"\n\\u0041'}]},
+        {'model': 'm', 'messages': [{'role': 'user', 'content': '北京 é 😀 \u2063'}], 'n': 1},
+        {'model': 'm', 'prompt': [1, 29871, 31000], 'stop': ['</s>']},
+        {'model': 'm', 'prompt': 'ünïcode', 'stop': ['\u2581', 'x']},
+        # long strings: escaped on their bytes, or by json where it must write \u escapes
+        {'z': 'é "quoted" \\ back\n\r\t' * 900, 'a': [{'content': 'x' * 5000 + '\x00\x1f'}]},
+        {'messages': [{'content': '北京，西游记。' * 1000}, {'content': 'plain ' * 1000}]},
+        {'one': 'y' * 5000, 'two': '\x000\x00', 'three': 'z' * 5000},  # a marker look-alike
+    ],
+)
+def test_a_request_is_sent_as_canonical_utf8_json(body):
+    """The bytes sent (and hashed for the cache) are sorted, compact, unescaped UTF-8 JSON,
+    whichever escaping path made them."""
+    expected = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(',', ':'))
+    assert request_payload(body) == expected.encode('utf-8')
+
+
+def test_counting_a_prompt_leaves_no_copy_of_it_behind(tokenizer_folders):
+    """Rust tokenizers read a string as UTF-8, which Python caches inside a non-ASCII string (and
+    ``sys.getsizeof`` counts): counting must not leave that second copy on the caller's prompt."""
+    import sys
+
+    from opencompass_lveval.models.api_inputs import TiktokenTokenizer
+
+    served = served_llama(tokenizer_folders, max_seq_len=4096, chat=False).builder
+    for count in (TiktokenTokenizer('cl100k_base').encode, lambda t: served._server_ids(t, True)):
+        prompt = '北京 café “quoted” ' * 500
+        size = sys.getsizeof(prompt)
+        assert len(count(prompt)) > 1000
+        assert sys.getsizeof(prompt) == size
 
 
 def test_cost_is_per_million_tokens():

@@ -143,10 +143,6 @@ _EDGE_IDS = 16  # ids decoded at each end of a prompt found inside its frame
 _CONTENT_MARKER = '\u2063CONTENT\u2063'  # stands for the prompt where its frame is rendered alone
 
 
-def _ends_piece(char: str) -> bool:
-    return (char.isascii() and char.isalpha()) or '\u4e00' <= char <= '\u9fff'
-
-
 def uncached(text: str) -> str:
     """A string to hand a Rust tokenizer: it reads the string as UTF-8, which Python then keeps
     inside a non-ASCII string for its lifetime, so a prompt would carry a second copy of itself
@@ -353,11 +349,10 @@ class ApiInputBuilder:
             room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
             def render(room: int):
-                head, tail_start = cutter.cut(room)
-                kept = cutter.prompt_ids
-                cut = self._messages(prompt, cutter.decode(kept[:head] + kept[tail_start:]))
+                head, tail_start, content = cutter.cut_text(room)
+                cut = self._messages(prompt, content)
                 if self.closed:
-                    size = self.tokenizer.cut_count(kept, head, tail_start)
+                    size = self.tokenizer.cut_count(cutter.prompt_ids, head, tail_start)
                     return cut, self.count_messages(cut, size)
                 seam_count = self._seam_count(full, start, cutter, head, tail_start)
                 return cut, self.count_messages(cut) if seam_count is None else seam_count
@@ -389,9 +384,8 @@ class ApiInputBuilder:
                 room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
                 def render(room: int):
-                    head, tail_start = cutter.cut(room)
-                    kept = cutter.prompt_ids
-                    cut = self._format_text(fmt, cutter.decode(kept[:head] + kept[tail_start:]))
+                    head, tail_start, content = cutter.cut_text(room)
+                    cut = self._format_text(fmt, content)
                     seam_count = self._seam_count(full, start, cutter, head, tail_start)
                     return cut, self.count_text(cut) if seam_count is None else seam_count
 

@@ -93,6 +93,12 @@ class PromptCutter:
         head, tail_start = self.cut(room)
         return self.prompt_ids[:head] + self.prompt_ids[tail_start:]
 
+    def cut_text(self, room: int) -> tuple[int, int, str]:
+        """(head, tail_start, the text of ``ids(room)``): what a server that takes text is sent,
+        with the cut that made it (a caller counting the cut from its seam needs both)."""
+        head, tail_start = self.cut(room)
+        return head, tail_start, self.decode(self.prompt_ids[:head] + self.prompt_ids[tail_start:])
+
 
 class InputBuilder:
     """Turns OpenCompass prompts into token ids for one tokenizer and its input settings (see the

@@ -179,25 +179,29 @@ class SentencePieceSeams:
         """The ids of the text whose ids are ``full`` with the prompt's ids ``full[start:end]``
         cut to ``[:head]`` and ``[tail_start:]`` (indices into the prompt's ids) and decoded
         together, or None where no split point lies near both sides of the cut."""
-        kept = full[start:end]
+        head, tail_start = start + head, start + tail_start  # indices into ``full``
         before = next(
-            (k for k in range(head - 1, max(0, head - SEAM_WINDOW), -1) if self._splits(kept, k)),
+            (
+                k
+                for k in range(head - 1, max(start, head - SEAM_WINDOW), -1)
+                if self._splits(full, k)
+            ),
             None,
         )
         after = next(
             (
                 k
-                for k in range(tail_start + 1, min(len(kept), tail_start + SEAM_WINDOW))
-                if self._splits(kept, k)
+                for k in range(tail_start + 1, min(end, tail_start + SEAM_WINDOW))
+                if self._splits(full, k)
             ),
             None,
         )
         if before is None or after is None:
             return None
-        seam = decode(kept[before:head] + kept[tail_start:after]).replace(' ', SPACE)
-        if self.opens[kept[before]]:
+        seam = decode(full[before:head] + full[tail_start:after]).replace(' ', SPACE)
+        if self.opens[full[before]]:
             seam = SPACE + seam  # the leading '▁' that decoding strips
-        return start + before + len(self.model.tokenize(seam)) + len(full) - (start + after)
+        return before + len(self.model.tokenize(seam)) + len(full) - after
 
     def _splits(self, ids: list[int], k: int) -> bool:
         """Whether ids[k - 1] and ids[k] meet where no merge crosses: '▁' after another

@@ -46,6 +46,15 @@ def is_synthetic(folder: Path) -> bool:
 Argument = tuple[str, dict]
 
 
+@dataclass(frozen=True)
+class LengthUnit:
+    """How a benchmark measures a text's length (its levels or settings are in this unit): what
+    ``lveval inputs --count-only`` counts a tokenizer-free model's prompts in."""
+
+    name: str  # plural, as printed after a number: 'words', 'cl100k_base tokens'
+    count: Callable[[str], int]
+
+
 def argument(flag: str, **options) -> Argument:
     """One ``add_argument`` call, as data."""
     return flag, options
@@ -180,6 +189,11 @@ class Benchmark(ABC):
         """A uniformly random valid answer to one of its prompts; None for other prompts."""
         return None
 
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """The unit its lengths are given in for one of its datasets (variants included); None
+        for other datasets."""
+        return None
+
 
 def _load() -> tuple[Benchmark, ...]:
     found = []
@@ -199,6 +213,17 @@ def __getattr__(name: str):
         globals()['BENCHMARKS'] = _load()
         return globals()['BENCHMARKS']
     raise AttributeError(name)
+
+
+def length_unit_of(abbr: str) -> Optional[LengthUnit]:
+    """The length unit of the benchmark a dataset abbreviation belongs to, else None."""
+    from . import benchmarks
+
+    for benchmark in benchmarks.BENCHMARKS:
+        unit = benchmark.length_unit(abbr)
+        if unit is not None:
+            return unit
+    return None
 
 
 def named(name: str) -> Benchmark:

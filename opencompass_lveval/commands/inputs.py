@@ -206,7 +206,7 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
     total; and whether every model x dataset was counted."""
     from collections import Counter
 
-    lines = [f'{abbr}: not read: {why}' for abbr, why in failed.items()]
+    lines = not_read_lines(failed)
     run_total: Counter = Counter()
     missing = [m['abbr'] for m in model_cfgs if isinstance(kinds[m['abbr']], str)]
     for model_cfg in model_cfgs:
@@ -233,12 +233,35 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
         lines.append(f'  {abbr} total: {describe_total(total)}')
         run_total.update(total)
     counted = len(model_cfgs) - sum(isinstance(kind, str) for kind in kinds.values())
+    if not counted:
+        lines.append(
+            f'run total: nothing counted: none of the {len(model_cfgs)} models can be counted '
+            f'here (above); the {len(dataset_cfgs)} datasets were not read'
+        )
+        return lines, False
     lines.append(
-        f'run total: {counted} of {len(model_cfgs)} models counted on {len(built)} of '
-        f'{len(dataset_cfgs)} datasets: {describe_total(run_total, pairs=True)}'
+        f'run total: {counted} of {len(model_cfgs)} models can be counted, on {len(built)} of '
+        f'{len(dataset_cfgs)} datasets read: {describe_total(run_total, pairs=True)}'
         + (f'; not counted: {", ".join(missing)}' if missing else '')
     )
     return lines, not missing and not failed
+
+
+def not_read_lines(failed: dict[str, str]) -> list[str]:
+    """A line per dataset whose data could not be read; the advice ending every one of them
+    (how to get the data) once, after them."""
+    import os.path
+
+    reasons = list(failed.values())
+    shared = os.path.commonprefix([why[::-1] for why in reasons])[::-1] if len(reasons) > 1 else ''
+    shared = shared[shared.index('. ') + 2 :] if '. ' in shared else ''
+    lines = [
+        f'{abbr}: not read: {why[: len(why) - len(shared)].rstrip()}'
+        for abbr, why in failed.items()
+    ]
+    if shared:
+        lines.append(f'  (for each dataset above: {shared})')
+    return lines
 
 
 def describe_total(total, pairs: bool = False) -> str:

@@ -89,9 +89,9 @@ def load_tokenizer(
             raise  # a folder that is there but lacks files: transformers' message names them
         raise ModelConfigError(
             f'tokenizer {str(path)!r} is not on this machine (no such folder, not in the Hugging '
-            'Face cache) and is not fetched here: set path= (or tokenizer_path=) to a local folder '
-            f'holding its tokenizer files, or fetch it once with `hf download {path}` on a machine '
-            'that reaches the hub'
+            'Face cache) and is not fetched offline: set path= (or tokenizer_path=) to a folder '
+            f'holding its tokenizer files (`hf download {path} --local-dir FOLDER` where the hub '
+            'is reachable)'
         ) from None
 
 

@@ -3,9 +3,10 @@ and the checks that run before any weights load."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 from opencompass.models.base import BaseModel
@@ -70,6 +71,21 @@ def usage_record(
     }
 
 
+@contextlib.contextmanager
+def hub_offline() -> Iterator[None]:
+    """Hugging Face's offline mode while inside, whatever the environment said at import:
+    ``local_files_only`` alone still lets huggingface_hub reach the hub (it fetches a registry
+    for its user agent, with a 3 s timeout)."""
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
+
+
 def load_tokenizer(
     path: str, trust_remote_code: bool = False, offline: bool = False, **kwargs
 ) -> Any:
@@ -81,9 +97,10 @@ def load_tokenizer(
     if not offline:
         return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
     try:
-        return AutoTokenizer.from_pretrained(
-            path, trust_remote_code=trust_remote_code, local_files_only=True, **kwargs
-        )
+        with hub_offline():
+            return AutoTokenizer.from_pretrained(
+                path, trust_remote_code=trust_remote_code, local_files_only=True, **kwargs
+            )
     except OSError:
         if os.path.isdir(os.path.expanduser(str(path))):
             raise  # a folder that is there but lacks files: transformers' message names them

@@ -1,14 +1,18 @@
-"""``lveval inputs``: the exact token ids each model of a config would receive, without weights.
+"""``lveval inputs``: the exact inputs each model of a config would receive, without weights.
 
 For every model x dataset x record of an OpenCompass config, the record is loaded, its prompt
 rendered by the dataset's own template and role parser as the inferencer would, and turned into
-ids by the model's input builder (its tokenizer alone is loaded). One JSON line each; a short
-summary per model x dataset with the decoded text around the template and the cut answers the
-usual questions (chat template on or off, one BOS or two, where the middle went) before any GPU
-time is spent. Each line also holds the user message, and the summary says whether it equals the
-dataset's prompt (the template's HUMAN text filled from the record) for every record: a parser
-that adds a separator shows here as ``prompt DIFFERS``.
-"""
+ids by the model's input builder (its tokenizer alone is loaded), into the request an API model
+would send, or into the text a CPU baseline answers from. One JSON line each; a short summary per
+model x dataset with the decoded text around the template and the cut answers the usual questions
+(chat template on or off, one BOS or two, where the middle went) before any GPU time is spent.
+Each line also holds the user message, and the summary says whether it equals the dataset's
+prompt (the template's HUMAN text filled from the record) for every record: a parser that adds a
+separator shows here as ``prompt DIFFERS``.
+
+``--count-only`` writes nothing and works offline: the counts per model x dataset, per model and
+for the run (baselines in the benchmark's length unit), and one line for each model, dataset or
+pair that cannot be counted, saying why."""
 
 from __future__ import annotations
 
@@ -206,6 +210,8 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
     total; and whether every model x dataset was counted."""
     from collections import Counter
 
+    from ..truncation import TruncationError
+
     lines = not_read_lines(failed)
     run_total: Counter = Counter()
     missing = [m['abbr'] for m in model_cfgs if isinstance(kinds[m['abbr']], str)]
@@ -219,9 +225,14 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
         for dataset_cfg in dataset_cfgs:
             if dataset_cfg['abbr'] not in built:
                 continue
-            pair = count_pair(
-                None, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
-            )
+            try:
+                pair = count_pair(
+                    None, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
+                )
+            except TruncationError as exc:  # the window cannot hold the template and answer
+                lines.append(f'  {dataset_cfg["abbr"]}: not counted: {exc}')
+                missing.append(f'{abbr} x {dataset_cfg["abbr"]}')
+                continue
             if pair is None:
                 lines.append(
                     f'  {dataset_cfg["abbr"]}: not counted: no benchmark gives its length unit'

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from official import bestanswer_build_prompt, lveval_prompt, tsort_build_prompt
 from parity_data import data_json
-from runs import REPO, load_config
+from runs import REPO, derived_config, load_config
 
 from opencompass_lveval.cli import main
 
@@ -247,7 +247,6 @@ def test_the_api_rows_are_counted_with_cl100k_base_and_missing_data_named(
 
 
 def test_a_model_of_no_known_kind_is_one_line_saying_why(tmp_path, warm, capsys):
-    from runs import derived_config
 
     model = dict(type='HuggingFacewithChatTemplate', abbr='plain-hf', path='/nowhere')
     config = derived_config(
@@ -269,8 +268,6 @@ def test_a_tokenizer_in_the_hugging_face_cache_is_counted_offline(
     import shutil
 
     import huggingface_hub.constants
-
-    from runs import derived_config
 
     repo, commit = 'meta-llama/Llama-2-7b-chat-hf', '0' * 40
     cached = Path(huggingface_hub.constants.HF_HUB_CACHE) / f'models--{repo.replace("/", "--")}'
@@ -294,3 +291,20 @@ def test_a_tokenizer_in_the_hugging_face_cache_is_counted_offline(
         out[1],
     ), out[1]
     assert out[2].startswith(f'  {model["abbr"]} total: 1 datasets, 4 records: ')
+
+
+def test_out_writes_the_text_a_baseline_answers_from_with_its_length(
+    tmp_path, demo, warm, capsys, monkeypatch
+):
+    monkeypatch.chdir(demo)
+    out = tmp_path / 'inputs.jsonl'
+    args = ['--datasets', 'LVEval_cmrc_mixup_16k', '--limit', '2', '--models', 'random-guess']
+    assert main(['inputs', str(CONFIGS / 'eval_demo.py'), '--out', str(out), *args]) == 0
+    lines = [json.loads(line) for line in out.read_text('utf-8').splitlines()]
+    raw = (demo / 'data' / 'demo' / 'cmrc_mixup_16k.jsonl').read_text('utf-8').splitlines()[:2]
+    official = data_json('reference/lveval_official.json')
+    prompts = [lveval_prompt(official, json.loads(line)) for line in raw]
+    assert [(line['user_message'], line['length'], line['unit']) for line in lines] == [
+        (prompt, lveval_length(prompt, 'zh')[0], 'characters') for prompt in prompts
+    ]
+    assert 'random-guess x LVEval_cmrc_mixup_16k: 2 records' in capsys.readouterr().out

@@ -164,7 +164,7 @@ def test_a_tokenizer_not_on_this_machine_is_named_with_the_fix_at_once(
     code, out, seconds = count_only(capsys, config)
     assert code == 1
     assert not no_network
-    assert seconds < UNREACHABLE_SECONDS * len(models) + 2, seconds  # the config read included
+    assert seconds < 3, seconds  # the config read and one offline look per model (0.1 s here)
     for model, line in zip(models, out):
         path = model['path']
         assert line == (
@@ -200,8 +200,9 @@ def test_the_api_rows_are_counted_with_cl100k_base_and_missing_data_named(
 
     write_synthetic(tmp_path / 'ada', count=200)  # the cheap subsets read 200 records
     monkeypatch.setenv('ADALEVAL_DATA_DIR', str(tmp_path / 'ada'))
-    code, out, _ = count_only(capsys, 'eval_api.py', '--limit', '5')
+    code, out, seconds = count_only(capsys, 'eval_api.py', '--limit', '5')
     assert code == 1  # 13 of the 17 settings have no file here
+    assert seconds < DEMO_SECONDS, seconds
     assert not no_network
     config = load_config('eval_api.py')
     present = {

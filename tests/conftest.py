@@ -1,48 +1,36 @@
 from pathlib import Path
 
 import pytest
-from parity_data import need_shared
+from parity_data import DATA, gunzipped
 
-# The official constants and parity data the tests need most are copies in tests/data (see
-# tests/parity_data.py); the fixtures below give what only ../shared holds, each skipping with
-# a reason that names ../shared and what the test needs from it.
-
-
-@pytest.fixture(scope='session')
-def shared() -> Path:
-    """``../shared`` as a whole, for a test that needs more of it than the fixtures below give."""
-    return need_shared('the books, the real Ada-LEval data and the full golden results live there')
+# What the tests read of the official data and the books is carried in tests/data (see
+# tests/parity_data.py): a clone tests itself, with nothing beside it.
 
 
 @pytest.fixture(scope='session')
 def corpora() -> Path:
-    """The public-domain books that builders and long prompts are made from."""
-    why = 'the books of ../shared/corpora, which this test builds its texts from, are read here'
-    return need_shared(why) / 'corpora'
+    """Heads of the public-domain books (en/, zh/) that builders and long prompts are made from."""
+    return DATA / 'corpora'
 
 
 @pytest.fixture(scope='session')
-def stackselect_dir() -> Path:
-    """The folder holding the real Ada-LEval ``stackselect_1k.json`` (1000 records, 3 MB)."""
-    why = 'the real Ada-LEval stackselect_1k.json (../shared/data/adaleval) is read here'
-    return need_shared(why) / 'data' / 'adaleval'
+def stackselect_dir(tmp_path_factory) -> Path:
+    """A folder holding the real Ada-LEval ``stackselect_1k.json`` (1000 records, 3 MB)."""
+    folder = tmp_path_factory.mktemp('adaleval')
+    gunzipped('data/adaleval/stackselect_1k.json', folder)
+    return folder
 
 
 @pytest.fixture(scope='session')
 def seeds() -> Path:
-    """The two papers as text."""
-    return need_shared('the papers as text (../shared/seeds) are read here') / 'seeds'
+    """The lines of the papers that the tests compare prompts and needles with."""
+    return DATA / 'seeds'
 
 
 @pytest.fixture(scope='session')
 def golden_lveval() -> Path:
     """The full LV-Eval golden results: 55 prediction files, the official result, all cases."""
-    why = (
-        'the full LV-Eval golden results (../shared/golden/lveval: 55 prediction files, '
-        'official_result/result.json and result.csv, all 2,106 cases) are read here; '
-        'tests/data holds a slice, tested without ../shared'
-    )
-    return need_shared(why) / 'golden' / 'lveval'
+    return DATA / 'golden' / 'lveval'
 
 
 @pytest.fixture(scope='session')

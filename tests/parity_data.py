@@ -1,52 +1,74 @@
-"""Where the tests find official data: ``tests/data`` (in the checkout) and ``../shared`` (beside it).
+"""The official data the tests read, carried in ``tests/data`` so that a clone tests itself.
 
-``tests/data`` holds copies of the parity data the tests need most, so a fresh clone still checks
-parity: the official constants, the 600 Ada-LEval golden cases, every tenth LV-Eval golden case
-(211, all 55 subsets and 5 metrics) and one official prediction file per metric with its row of
-the official result. ``tests/test_parity_data.py`` checks each copy against its source where
-``../shared`` is present. The rest (the books, the real ``stackselect_1k.json``, the papers, the
-full golden results) is read from ``../shared``; a test that needs it skips, naming it.
+``tests/data`` mirrors ``../shared`` path for path, in four kinds of copy:
 
-``python tests/parity_data.py`` writes the copies again from ``../shared``.
+- whole files, byte for byte: the official constants and all of ``golden/`` (every LV-Eval
+  prediction file, the official ``result.json`` and ``result.csv``, all 2,106 LV-Eval cases and
+  the 600 Ada-LEval cases);
+- gzipped whole files: the real Ada-LEval ``stackselect_1k.json`` (3.1 MB, 1.0 MB gzipped), kept
+  whole because the tests check the official record counts and the paper's random-guess figure;
+- book slices: the head of each book a test names, cut at a paragraph (or line) break (builders wrap
+  around their books, so a head builds contexts of any length);
+- paper excerpts: the lines of the LV-Eval paper that tests compare prompts and needles with.
+
+``tests/test_parity_data.py`` checks every copy against its source where ``../shared`` is present;
+``python tests/parity_data.py`` writes them all again from it.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared'
 DATA = Path(__file__).resolve().parent / 'data'
 
-# Whole files, byte for byte, at the same path under tests/data as under ../shared.
-WHOLE_FILES = (
-    'reference/lveval_official.json',
-    'reference/adaleval_official.json',
-    'golden/adaleval/cases.jsonl',
-    # One official prediction file per metric (qa_f1_score_with_gold_ans, qa_f1_score,
-    # qa_f1_zh_score, qa_f1_zh_score_with_gold_ans with the answer as keywords, ROUGE-L).
+REFERENCE_FILES = ('reference/lveval_official.json', 'reference/adaleval_official.json')
+GOLDEN = 'golden'  # copied whole, every file
+GZIPPED = ('data/adaleval/stackselect_1k.json',)  # stored as NAME.gz
+# The heads of the books tests name, at most this many bytes each (None: the whole book).
+BOOK_SLICES = {
+    'corpora/en/alice_in_wonderland.txt': None,
+    'corpora/en/dracula.txt': 200_000,
+    'corpora/en/frankenstein.txt': 200_000,
+    'corpora/zh/xiyouji.txt': 360_000,
+}
+# Line ranges (1-based, inclusive) of the papers: Figure A10's judge prompts and the factrecall
+# needle, question and confusing facts of the LV-Eval paper (v2).
+PAPER_EXCERPTS = {'seeds/lveval_paper_v2.txt': ((605, 640), (765, 786))}
+EXCERPT_GAP = '\n[...]\n'
+
+GOLDEN_CASES = 'golden/lveval/cases.jsonl'  # all 2,106 LV-Eval cases
+OFFICIAL_RESULT = 'golden/lveval/official_result/result.json'
+# One official prediction file per metric (qa_f1_score_with_gold_ans, qa_f1_score,
+# qa_f1_zh_score, qa_f1_zh_score_with_gold_ans with the answer as keywords, ROUGE-L): the fast
+# loop scores these; the slow tests score all 55.
+METRIC_FILES = (
     'golden/lveval/hotpotwikiqa_mixup_16k.jsonl',
     'golden/lveval/factrecall_en_16k.jsonl',
     'golden/lveval/factrecall_zh_16k.jsonl',
     'golden/lveval/cmrc_mixup_16k.jsonl',
     'golden/lveval/dureader_mixup_16k.jsonl',
 )
-GOLDEN_CASES = 'golden/lveval/cases.jsonl'  # in ../shared: all 2,106 cases
-CASES_SLICE = 'golden/lveval/cases_every_10th.jsonl'  # in tests/data: lines 1, 11, 21, ...
-RESULT_ROWS = 'golden/lveval/official_result_rows.json'  # the copied files' rows of result.json
-OFFICIAL_RESULT = 'golden/lveval/official_result/result.json'
-COPIES = (*WHOLE_FILES, CASES_SLICE, RESULT_ROWS)
 
 
-def need_shared(what: str) -> Path:
-    """``../shared``, or a skip that names it and what the test needs from it."""
-    if not SHARED.is_dir():
-        pytest.skip(f'../shared is absent ({SHARED}): {what}')
-    return SHARED
+def golden_files(root: Path) -> list[str]:
+    """Every file under ``root/golden``, as paths relative to ``root``."""
+    return sorted(p.relative_to(root).as_posix() for p in (root / GOLDEN).rglob('*') if p.is_file())
+
+
+def copies() -> tuple[str, ...]:
+    """Every file tests/data holds besides its README."""
+    return (
+        *REFERENCE_FILES,
+        *golden_files(DATA),
+        *(f'{name}.gz' for name in GZIPPED),
+        *BOOK_SLICES,
+        *PAPER_EXCERPTS,
+    )
 
 
 def data_json(relative: str):
@@ -63,20 +85,50 @@ def cases_slice(lines: list[str]) -> list[str]:
 
 
 def result_rows(official_result: dict) -> dict:
-    """The rows of the official result.json for the copied prediction files, in its order."""
-    stems = {Path(name).stem for name in WHOLE_FILES if name.startswith('golden/lveval/')}
+    """The rows of the official result.json for the metric files, in its order."""
+    stems = {Path(name).stem for name in METRIC_FILES}
     return {subset: score for subset, score in official_result.items() if subset in stems}
+
+
+def book_slice(source: bytes, limit: int | None) -> bytes:
+    """The head of a book up to its last paragraph break within ``limit`` bytes, or its last line
+    break for a book written without blank lines (xiyouji)."""
+    if limit is None or len(source) <= limit:
+        return source
+    breaks = source.rfind(b'\n\n', 0, limit)
+    return source[: breaks + 2] if breaks != -1 else source[: source.rindex(b'\n', 0, limit) + 1]
+
+
+def paper_excerpt(source: str, ranges: tuple[tuple[int, int], ...]) -> str:
+    lines = source.split('\n')
+    return EXCERPT_GAP.join('\n'.join(lines[a - 1 : b]) for a, b in ranges) + '\n'
+
+
+def gunzipped(relative: str, folder: Path) -> Path:
+    """``tests/data/RELATIVE.gz`` unpacked into ``folder`` under its own name."""
+    target = folder / Path(relative).name
+    with gzip.open(DATA / f'{relative}.gz') as packed, open(target, 'wb') as out:
+        shutil.copyfileobj(packed, out)
+    return target
 
 
 def refresh(shared: Path = SHARED, data: Path = DATA) -> None:
     """Write every copy again from ``../shared``."""
-    for relative in WHOLE_FILES:
+
+    def write(relative: str, content: bytes) -> None:
         (data / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shared / relative, data / relative)
-    lines = (shared / GOLDEN_CASES).read_text('utf-8').splitlines()
-    (data / CASES_SLICE).write_text('\n'.join(cases_slice(lines)) + '\n', 'utf-8')
-    rows = result_rows(json.loads((shared / OFFICIAL_RESULT).read_text('utf-8')))
-    (data / RESULT_ROWS).write_text(json.dumps(rows, indent=4) + '\n', 'utf-8')
+        (data / relative).write_bytes(content)
+
+    shutil.rmtree(data / GOLDEN, ignore_errors=True)
+    for relative in (*REFERENCE_FILES, *golden_files(shared)):
+        write(relative, (shared / relative).read_bytes())
+    for relative in GZIPPED:  # mtime 0 and no name: the same bytes on every refresh
+        write(f'{relative}.gz', gzip.compress((shared / relative).read_bytes(), 9, mtime=0))
+    for relative, limit in BOOK_SLICES.items():
+        write(relative, book_slice((shared / relative).read_bytes(), limit))
+    for relative, ranges in PAPER_EXCERPTS.items():
+        excerpt = paper_excerpt((shared / relative).read_text('utf-8'), ranges)
+        write(relative, excerpt.encode('utf-8'))
 
 
 if __name__ == '__main__':

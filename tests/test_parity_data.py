@@ -1,60 +1,79 @@
-"""The copies of official data in the checkout equal their sources in ../shared: tests/data (the
-parity data of tests/parity_data.py) and the published results the package ships."""
+"""tests/data holds what the suite reads of ../shared, and each copy equals its source: whole
+files byte for byte, the gzipped file unpacked, book heads as the stated slice, paper excerpts as
+the stated lines. Without ../shared only the listing is checked, and the rest skips, naming it."""
 
-import json
+import gzip
 from pathlib import Path
 
 import pytest
 from parity_data import (
-    CASES_SLICE,
-    COPIES,
+    BOOK_SLICES,
     DATA,
-    GOLDEN_CASES,
-    OFFICIAL_RESULT,
-    RESULT_ROWS,
-    WHOLE_FILES,
-    cases_slice,
-    data_json,
-    data_lines,
-    need_shared,
-    result_rows,
+    GZIPPED,
+    PAPER_EXCERPTS,
+    REFERENCE_FILES,
+    SHARED,
+    book_slice,
+    copies,
+    golden_files,
+    paper_excerpt,
 )
 
 PUBLISHED = Path(__file__).resolve().parents[1] / 'opencompass_lveval' / 'leaderboard' / 'data'
+
+
+def need_shared(what: str) -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f'../shared is absent ({SHARED}): {what} is compared with it there')
+    return SHARED
 
 
 def test_tests_data_holds_exactly_the_listed_copies():
     present = {
         path.relative_to(DATA).as_posix()
         for path in DATA.rglob('*')
-        if path.is_file() and path.name != 'README.md'
+        if path.is_file() and path.relative_to(DATA).as_posix() != 'README.md'
     }
-    assert present == set(COPIES)
+    assert present == set(copies())
+    assert len(golden_files(DATA)) == 60  # 55 prediction files, 2 case files, 2 results, README
     readme = (DATA / 'README.md').read_text('utf-8')
-    assert all(f'`{name}`' in readme for name in COPIES)
+    listed = (*REFERENCE_FILES, 'golden/', *(f'{n}.gz' for n in GZIPPED), *BOOK_SLICES)
+    assert all(f'`{name}`' in readme for name in (*listed, *PAPER_EXCERPTS))
+    assert sum(path.stat().st_size for path in DATA.rglob('*') if path.is_file()) < 4_000_000
 
 
-@pytest.mark.parametrize('relative', WHOLE_FILES)
-def test_whole_file_copies_are_byte_identical(relative):
-    shared = need_shared(f'the source of tests/data/{relative} is compared with the copy')
-    assert (DATA / relative).read_bytes() == (shared / relative).read_bytes()
+def test_golden_and_reference_copies_are_byte_identical():
+    shared = need_shared('golden/ and reference/')
+    assert golden_files(DATA) == golden_files(shared)
+    for relative in (*REFERENCE_FILES, *golden_files(shared)):
+        assert (DATA / relative).read_bytes() == (shared / relative).read_bytes(), relative
 
 
-def test_golden_case_slice_is_every_tenth_line_of_the_source():
-    shared = need_shared(f'the source of tests/data/{CASES_SLICE} ({GOLDEN_CASES}) is compared')
-    source = (shared / GOLDEN_CASES).read_text('utf-8').splitlines()
-    assert len(source) == 2106
-    assert data_lines(CASES_SLICE) == cases_slice(source)
+@pytest.mark.parametrize('relative', GZIPPED)
+def test_gzipped_copies_unpack_to_their_source(relative):
+    shared = need_shared(relative)
+    assert (
+        gzip.decompress((DATA / f'{relative}.gz').read_bytes()) == (shared / relative).read_bytes()
+    )
 
 
-def test_result_rows_are_the_official_result_of_the_copied_files():
-    shared = need_shared(f'the source of tests/data/{RESULT_ROWS} ({OFFICIAL_RESULT}) is compared')
-    official = json.loads((shared / OFFICIAL_RESULT).read_text('utf-8'))
-    assert data_json(RESULT_ROWS) == result_rows(official)
-    assert list(data_json(RESULT_ROWS)) == list(result_rows(official))
+@pytest.mark.parametrize('relative', BOOK_SLICES)
+def test_book_slices_are_the_head_of_their_book_up_to_a_break(relative):
+    source = (need_shared(relative) / relative).read_bytes()
+    copy = (DATA / relative).read_bytes()
+    assert copy == book_slice(source, BOOK_SLICES[relative]) and source.startswith(copy)
+    assert copy == source or copy.endswith(b'\n')
+
+
+@pytest.mark.parametrize('relative', PAPER_EXCERPTS)
+def test_paper_excerpts_are_the_stated_lines(relative):
+    source = (need_shared(relative) / relative).read_text('utf-8')
+    excerpt = (DATA / relative).read_text('utf-8')
+    assert excerpt == paper_excerpt(source, PAPER_EXCERPTS[relative])
+    assert all(block in source for block in excerpt.rstrip('\n').split('\n[...]\n'))
 
 
 @pytest.mark.parametrize('name', ['published_lveval.csv', 'published_adaleval.csv'])
 def test_shipped_published_results_are_byte_identical(name):
-    shared = need_shared(f'the source of the shipped {name} (../shared/reference) is compared')
+    shared = need_shared(f'the shipped {name} (../shared/reference)')
     assert (PUBLISHED / name).read_bytes() == (shared / 'reference' / name).read_bytes()

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from parity_data import need_shared
+from parity_data import DATA, gunzipped
 
 from opencompass_lveval.cli import main
 
@@ -109,10 +109,9 @@ def huge_num_choice_is_refused_at_once(tmp: Path) -> str:
 
 
 def truncated_stackselect_is_refused(tmp: Path) -> str:
-    shared = need_shared(
-        'the real Ada-LEval stackselect_1k.json (../shared/data/adaleval) is read here'
-    )
-    records = json.loads((shared / 'data' / 'adaleval' / 'stackselect_1k.json').read_text('utf-8'))
+    (tmp / 'real').mkdir()
+    real = gunzipped('data/adaleval/stackselect_1k.json', tmp / 'real')
+    records = json.loads(real.read_text('utf-8'))
     (tmp / 'stackselect_1k.json').write_text(json.dumps(records[:500]), 'utf-8')
     from opencompass_lveval.adaleval.data import load_task
 
@@ -482,7 +481,7 @@ def failed_rebuild_keeps_the_data(tmp: Path) -> str:
         '--out',
         tmp / 'data',
     ]
-    lveval(*build, '--corpora', need_shared('the books are read here') / 'corpora')
+    lveval(*build, '--corpora', DATA / 'corpora')
     out = lveval(*build, '--corpora', tmp / 'corpra')
     kept = (tmp / 'data' / 'factrecall_en_1k.jsonl').read_text('utf-8').count('\n')
     return out + f'\nfactrecall_en_1k.jsonl after the failed rebuild: {kept} records'

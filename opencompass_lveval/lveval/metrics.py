@@ -9,12 +9,15 @@ absent and flagged in the ``Judgement`` so evaluators can count it.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import string
 import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 from ..responses import response_text
@@ -285,6 +288,37 @@ def qa_f1_zh_score_with_gold_ans(
     return Judgement(f1(prediction_tokens, answer_tokens), keywords_unusable=unusable)
 
 
+# sha256 of rouge 1.0.1's own files. rouge-chinese, which OpenCompass installs, writes its files
+# into the same `rouge` package folder, so whichever installs last wins (pip happens to put rouge
+# last, uv puts rouge-chinese last), and its ROUGE-L differs: dureader would score silently wrong.
+ROUGE_1_0_1_SHA256 = {
+    '__init__.py': '75c480826661fa25df62a57e4ccfc5240f86ae0df49c9ec0e8cbfc87fd3a5101',
+    'rouge.py': '8f97599be50cc8897c3801ecb33773392f6399db9ad0219fb2dd93aeab0c5c53',
+    'rouge_score.py': '8ee6d532297568be63d6ed84d2c1cdda3050fcc466f1c4308d83fa028d5b162d',
+}
+
+
+@functools.lru_cache(maxsize=1)
+def genuine_rouge() -> type:
+    """rouge 1.0.1's ``Rouge``, or an error naming the overwritten files and the fix."""
+    import rouge
+
+    folder = Path(rouge.__file__).parent
+    changed = [
+        name
+        for name, digest in ROUGE_1_0_1_SHA256.items()
+        if not (folder / name).is_file()
+        or hashlib.sha256((folder / name).read_bytes()).hexdigest() != digest
+    ]
+    if changed:
+        raise RuntimeError(
+            f"{folder}: {', '.join(changed)} are not rouge 1.0.1's (rouge-chinese, an OpenCompass "
+            'dependency, installs its own files there, and its ROUGE-L differs from the official '
+            "one). Fix: pip install --force-reinstall --no-deps 'rouge==1.0.1'"
+        )
+    return rouge.Rouge
+
+
 def _rouge_l_f(prediction: str, answer: str) -> tuple[float, Optional[str]]:
     """``rouge`` 1.0.1's ROUGE-L F, run at the official script's stack depth.
 
@@ -292,13 +326,14 @@ def _rouge_l_f(prediction: str, answer: str) -> tuple[float, Optional[str]]:
     the caller already is; a fresh thread calling ``get_scores`` directly has exactly the depth the
     official ``evaluation.py`` had, so the same inputs fail (and score 0.0) the same way anywhere.
     """
-    from rouge import Rouge
-
+    rouge_class = genuine_rouge()
     outcome: list = []
 
     def score_in_thread() -> None:
         try:
-            outcome.append(Rouge().get_scores([prediction], [answer], avg=True)['rouge-l']['f'])
+            outcome.append(
+                rouge_class().get_scores([prediction], [answer], avg=True)['rouge-l']['f']
+            )
         except Exception as exc:  # the official code scores any error 0.0
             outcome.append(type(exc).__name__)
 

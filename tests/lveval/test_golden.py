@@ -1,6 +1,6 @@
-"""Parity with the official LV-Eval evaluation: on the slice of the golden results in tests/data
-(every tenth case, one prediction file per metric with its official row), and on all of
-../shared/golden/lveval where it is present."""
+"""Parity with the official LV-Eval evaluation on the golden results in tests/data: in the fast
+loop on a slice (every tenth case, one prediction file per metric with its official row), in the
+slow tests on all of them."""
 
 import json
 import shutil
@@ -8,7 +8,16 @@ import subprocess
 import sys
 
 import pytest
-from parity_data import CASES_SLICE, DATA, RESULT_ROWS, WHOLE_FILES, data_json, data_lines
+from parity_data import (
+    DATA,
+    GOLDEN_CASES,
+    METRIC_FILES,
+    OFFICIAL_RESULT,
+    cases_slice,
+    data_json,
+    data_lines,
+    result_rows,
+)
 
 from opencompass_lveval.lveval.metrics import METRICS
 from opencompass_lveval.lveval.score import score_folder, write_official_results
@@ -34,7 +43,7 @@ def mismatches(cases: list[dict]) -> list[tuple]:
 
 
 def test_official_per_sample_scores_on_the_slice_in_the_checkout():
-    cases = [json.loads(line) for line in data_lines(CASES_SLICE)]
+    cases = [json.loads(line) for line in cases_slice(data_lines(GOLDEN_CASES))]
     assert len(cases) == 211
     assert len({(case['dataset'], case['length_level']) for case in cases}) == 55
     assert len({case['official_metric'] for case in cases}) == 5
@@ -42,11 +51,11 @@ def test_official_per_sample_scores_on_the_slice_in_the_checkout():
 
 
 def test_official_subset_scores_of_one_file_per_metric_in_the_checkout(tmp_path):
-    files = [DATA / name for name in WHOLE_FILES if name.startswith('golden/lveval/')]
+    files = [DATA / name for name in METRIC_FILES]
     for path in files:
         shutil.copy(path, tmp_path / path.name)
     scored = score_folder(tmp_path)
-    official = data_json(RESULT_ROWS)
+    official = result_rows(data_json(OFFICIAL_RESULT))
     assert len(official) == len(files) == 5
     assert {subset.subset: subset.score for subset in scored.subsets} == official
 

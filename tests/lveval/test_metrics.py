@@ -2,6 +2,7 @@
 breaks if the rule is implemented differently."""
 
 import sys
+from pathlib import Path
 
 import jieba
 import pytest
@@ -167,3 +168,26 @@ def test_subset_score_rounds_like_the_official_script():
     assert subset_score([1.0, 0.0, 0.0]) == 33.33
     assert subset_score([0.5]) == 50.0
     assert subset_score([0.123456]) == 12.35
+
+
+def test_rouge_overwritten_by_rouge_chinese_is_refused_naming_the_fix(tmp_path, monkeypatch):
+    """rouge-chinese (an OpenCompass dependency) writes its files into rouge's folder when it
+    installs last; dureader must then stop with the fix, not score with another ROUGE-L."""
+    import shutil
+
+    rouge_chinese = pytest.importorskip('rouge_chinese', reason='OpenCompass installs it')
+    from opencompass_lveval.lveval.metrics import genuine_rouge
+
+    genuine_rouge.cache_clear()
+    assert genuine_rouge().__module__ == 'rouge.rouge'  # the installed one is rouge 1.0.1's
+    clobbered = tmp_path / 'rouge'
+    shutil.copytree(Path(rouge_chinese.__file__).parent, clobbered)
+    monkeypatch.setattr(sys, 'path', [str(tmp_path), *sys.path])
+    for name in [m for m in sys.modules if m == 'rouge' or m.startswith('rouge.')]:
+        monkeypatch.delitem(sys.modules, name)
+    genuine_rouge.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match=r"rouge\.py.*not rouge 1\.0\.1's.*--no-deps"):
+            rouge_zh_score_blacklist('北京天安门', '北京天安门')
+    finally:
+        genuine_rouge.cache_clear()

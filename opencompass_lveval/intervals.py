@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Hashable, Iterable
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads where intervals are computed, not with `lveval --help`
+    import numpy as np
 
 RESAMPLES = 1000
 CONFIDENCE = 95  # percent; the interval is the percentile interval of the bootstrap means
@@ -41,6 +42,8 @@ def _cell_seed(seed: int, key: Hashable, records: int) -> list[int]:
 
 def resample_counts(records: int, resamples: int, seed: int, key: Hashable) -> np.ndarray:
     """(resamples, records): how often each record is drawn in each resample."""
+    import numpy as np
+
     rng = np.random.default_rng(_cell_seed(seed, key, records))
     drawn = rng.integers(0, records, size=(resamples, records))
     drawn += np.arange(resamples)[:, None] * records
@@ -52,6 +55,8 @@ def bootstrap_means(
 ) -> np.ndarray:
     """(rows, resamples): the resampled means of each row of ``scores`` (rows, records), all rows
     resampled together (paired)."""
+    import numpy as np
+
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
     counts = resample_counts(scores.shape[1], resamples, seed, key)
     return scores @ (counts.T / scores.shape[1])
@@ -64,6 +69,8 @@ def bootstrap_cells(
 ) -> dict[Hashable, dict[Hashable, np.ndarray]]:
     """cell -> row -> its bootstrap means, for cell -> row -> per-record scores. Rows of a cell
     with the same record count share its resamples (one matrix product for them all)."""
+    import numpy as np
+
     found: dict[Hashable, dict[Hashable, np.ndarray]] = {}
     for cell, by_row in cells.items():
         by_size: dict[int, list] = {}
@@ -79,6 +86,8 @@ def bootstrap_cells(
 def pooled(distributions: Iterable[Optional[np.ndarray]]) -> Optional[np.ndarray]:
     """The bootstrap distribution of an unweighted mean of independent cells (the Overall at a
     level: resampled within each dataset, then averaged); None unless every cell has one."""
+    import numpy as np
+
     found = list(distributions)
     if not found or any(d is None for d in found):
         return None
@@ -87,6 +96,8 @@ def pooled(distributions: Iterable[Optional[np.ndarray]]) -> Optional[np.ndarray
 
 def interval(distribution: Optional[np.ndarray]) -> Optional[Interval]:
     """The percentile interval of a bootstrap distribution."""
+    import numpy as np
+
     if distribution is None:
         return None
     tail = (100 - CONFIDENCE) / 2

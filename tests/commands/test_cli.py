@@ -106,3 +106,40 @@ def test_classes_load_on_first_use_and_register():
     )
     with pytest.raises(AttributeError):
         opencompass_lveval.NoSuchClass  # noqa: B018
+
+
+HEAVY = ('numpy', 'torch', 'transformers', 'opencompass', 'matplotlib', 'pandas')
+
+
+@pytest.mark.parametrize(
+    'args',
+    [
+        ['--help'],
+        *[
+            [command, '--help']
+            for command in (
+                'configs-dir',
+                'data',
+                'score',
+                'judge',
+                'score-adaleval',
+                'report',
+                'build',
+                'dry-run',
+                'inputs',
+                'leaderboard',
+                'compare',
+            )
+        ],
+    ],
+    ids=lambda args: ' '.join(args),
+)
+def test_help_imports_no_heavy_library(args):
+    """`lveval --help` answers at once: numpy, torch, OpenCompass load where they are used."""
+    probe = (
+        'import sys\nfrom opencompass_lveval.cli import main\n'
+        f'try:\n    main({args!r})\nexcept SystemExit:\n    pass\n'
+        f'print(sorted({{m.split(".")[0] for m in sys.modules}} & {set(HEAVY)!r}))'
+    )
+    done = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == '[]', done.stdout[-300:]

@@ -2,8 +2,9 @@
 
 Two runs (or one run, twice, with two models) are read as a leaderboard reads them; for every
 cell both were evaluated on with the same records, the difference of the means with its 95%
-interval and whether it excludes zero, and the same for each level's Overall; cells on different
-records are refused, with the reason.
+interval and whether it excludes zero, and the same for each level's Overall, with the records
+behind each; cells on different records are refused, with the reason, and cells with too few
+records or a zero-width interval get no verdict. Exits 1 when no cell could be compared.
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ def run(
     seed: int = 0,
     out: Optional[str] = None,
 ) -> int:
+    import sys
     from pathlib import Path
 
-    from ..leaderboard.compare import HEADER, compare_rows
+    from ..leaderboard.compare import HEADER, MIN_RECORDS, compare_rows
     from ..report.writers import to_markdown, write_csv
     from ..tables import Table
 
@@ -83,10 +85,23 @@ def run(
         [c.cells + [c.verdict] for c in found],
     )
     print(to_markdown(table))
+    compared = [c for c in found if c.compared]
+    unclaimed = [c for c in compared if c.verdict.startswith('no verdict')]
+    if unclaimed:
+        print(
+            f'{len(unclaimed)} of {len(compared)} compared cells give no verdict: too few records '
+            f'(under {MIN_RECORDS}) or an interval of zero width; see the verdict column'
+        )
     if out:
         from ..atomic import write_text
 
         write_text(Path(out) / 'comparison.md', to_markdown(table))
         write_csv(table, Path(out) / 'comparison.csv')
         print(f'wrote {Path(out) / "comparison.md"} and {Path(out) / "comparison.csv"}')
+    if not compared:
+        print(
+            'nothing could be compared: every cell was refused (see the verdict column)',
+            file=sys.stderr,
+        )
+        return 1
     return 0

@@ -5,7 +5,10 @@ both rows' records are resampled together (one counts matrix, ``intervals``) and
 the difference of the means says whether it excludes zero. Averages a benchmark ranks by (LV-Eval's
 Overall at a level) pool the cells' paired differences, each dataset resampled within itself.
 Cells that are not paired are refused, with the reason: a difference between different records
-would be read as a difference between models.
+would be read as a difference between models. A paired cell gets no verdict where the claim would
+outrun the evidence: fewer than ``MIN_RECORDS`` records (the percentile bootstrap's coverage falls
+well below 95% on small samples), or an interval of zero width (every resample gives the same
+difference, as when both models score every record alike).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import numpy as np
 from ..intervals import RESAMPLES, SEED, Interval, bootstrap_means, interval, pooled
 from .board import Row
 
-HEADER = ['benchmark', 'item', 'size', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
+HEADER = ['benchmark', 'item', 'size', 'records', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
+MIN_RECORDS = 30
 
 
 @dataclass
@@ -26,6 +30,7 @@ class Comparison:
     benchmark: str
     item: str
     size: str
+    records: Optional[int]
     a: Optional[float]
     b: Optional[float]
     difference: Optional[float]
@@ -35,10 +40,22 @@ class Comparison:
     @property
     def cells(self) -> list:
         low, high = self.bounds or (None, None)
-        return [self.benchmark, self.item, self.size, self.a, self.b, self.difference, low, high]
+        return [
+            self.benchmark, self.item, self.size, self.records,
+            self.a, self.b, self.difference, low, high,
+        ]  # fmt: skip
+
+    @property
+    def compared(self) -> bool:
+        return self.bounds is not None
 
 
-def _verdict(bounds: Interval) -> str:
+def _verdict(bounds: Interval, records: int) -> str:
+    """``records``: the cell's, or the fewest of a pooled cell's members (each resampled alone)."""
+    if records < MIN_RECORDS:
+        return f'no verdict: {records} records, too few (at least {MIN_RECORDS})'
+    if bounds.low == bounds.high:
+        return 'no verdict: the interval has zero width (every resample gives the same difference)'
     if bounds.low > 0:
         return 'A better (interval excludes 0)'
     if bounds.high < 0:
@@ -82,8 +99,9 @@ def compare_rows(
             value_b = row_b.results.get(benchmark.name, {}).get(cell, {}).get(metric)
             reason = refusal(a, b)
             if reason:
+                records = None if a is None else len(a.scores)
                 found.append(
-                    Comparison(benchmark.name, *cell, value_a, value_b, None, None, reason)
+                    Comparison(benchmark.name, *cell, records, value_a, value_b, None, None, reason)
                 )
                 continue
             means = bootstrap_means(
@@ -92,9 +110,11 @@ def compare_rows(
             differences[cell] = means[0] - means[1]
             bounds = interval(differences[cell])
             difference = float(np.mean(a.scores) - np.mean(b.scores))
+            records = len(a.scores)
+            verdict = _verdict(bounds, records)
             found.append(
                 Comparison(
-                    benchmark.name, *cell, value_a, value_b, difference, bounds, _verdict(bounds)
+                    benchmark.name, *cell, records, value_a, value_b, difference, bounds, verdict
                 )
             )
         for item, size, members in benchmark.pooled_cells(cells):
@@ -103,22 +123,25 @@ def compare_rows(
                 unpaired = sum(m not in differences for m in members)
                 verdict = f'refused: {unpaired} of {len(members)} members not paired'
                 found.append(
-                    Comparison(benchmark.name, item, size, None, None, None, None, verdict)
+                    Comparison(benchmark.name, item, size, None, None, None, None, None, verdict)
                 )
                 continue
             mean_a = float(np.mean([np.mean(records_a[m].scores) for m in members]))
             mean_b = float(np.mean([np.mean(records_b[m].scores) for m in members]))
             bounds = interval(distribution)
+            records = sum(len(records_a[m].scores) for m in members)
+            fewest = min(len(records_a[m].scores) for m in members)  # each is resampled alone
             found.append(
                 Comparison(
                     benchmark.name,
                     item,
                     size,
+                    records,
                     mean_a,
                     mean_b,
                     mean_a - mean_b,
                     bounds,
-                    _verdict(bounds),
+                    _verdict(bounds, fewest),
                 )
             )
     return found

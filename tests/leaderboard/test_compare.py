@@ -79,9 +79,12 @@ def test_paired_comparison_finds_the_better_model_and_refuses_other_records(tmp_
     factrecall = found['factrecall_en', '16k']
     assert factrecall.verdict.startswith('A better') and factrecall.bounds.low > 0
     same = found['cmrc_mixup', '32k']  # both runs drew the same records with the same seed
-    assert same.difference == 0 and same.bounds == (0, 0)
-    assert same.verdict.startswith('no clear difference')
+    assert same.difference == 0 and same.bounds == (0, 0) and same.records == 40
+    assert same.verdict == (
+        'no verdict: the interval has zero width (every resample gives the same difference)'
+    )
     overall = found['Overall', '16k']
+    assert overall.records == 40 * len(TASKS) and factrecall.records == 40
     assert overall.difference == pytest.approx(factrecall.difference / len(TASKS))
     # paired bootstrap against a direct loop: both rows resampled with the same indices
     scores_a = row_a.records['lveval'][('factrecall_en', '16k')].scores
@@ -111,9 +114,25 @@ def test_compare_command_prints_and_writes_the_table(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert '| lveval | Overall | 16k |' in printed and 'A better' in printed
     rows = list(csv.reader((tmp_path / 'out' / 'comparison.csv').open()))
-    assert rows[0] == ['benchmark', 'item', 'size', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
+    assert rows[0] == [
+        'benchmark', 'item', 'size', 'records', 'A', 'B', 'A - B', 'low', 'high', 'verdict'
+    ]  # fmt: skip
     assert main(['compare', str(work), str(run_b), '--model-a', 'nobody']) == 2
     assert "no model 'nobody'" in capsys.readouterr().err
+
+
+def test_compare_gives_no_verdict_on_few_records_and_fails_when_nothing_compares(tmp_path, capsys):
+    few = tmp_path / 'few'
+    demo_like_run(few, '20260101_000000', 'a', lambda t, lv: 0.9, records=4)
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.1, records=4)
+    assert main(['compare', str(few), str(run_b)]) == 0
+    printed = capsys.readouterr().out
+    assert '| lveval | factrecall_en | 16k | 4 |' in printed and 'A better' not in printed
+    assert 'no verdict: 4 records, too few (at least 30)' in printed
+    assert '24 of 24 compared cells give no verdict' in printed  # 22 cells, 2 Overalls
+    other, _ = demo_like_run(tmp_path / 'c', '20260101_000000', 'c', lambda t, lv: 0.1, 'v2', 4)
+    assert main(['compare', str(few), str(other)]) == 1
+    assert 'nothing could be compared: every cell was refused' in capsys.readouterr().err
 
 
 def test_board_intervals_in_every_format(tmp_path):

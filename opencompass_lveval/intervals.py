@@ -15,6 +15,8 @@ import hashlib
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, NamedTuple, Optional
 
+from .rounding import shown as shown_value
+
 if TYPE_CHECKING:  # numpy loads where intervals are computed, not with `lveval --help`
     import numpy as np
 
@@ -107,7 +109,7 @@ def interval(distribution: Optional[np.ndarray]) -> Optional[Interval]:
 
 def shown(found: Optional[Interval]) -> str:
     """An interval as tables print it: `` [40.10, 50.30]``, nothing where there is none."""
-    return '' if found is None else f' [{found.low:.2f}, {found.high:.2f}]'
+    return '' if found is None else f' [{shown_value(found.low)}, {shown_value(found.high)}]'
 
 
 def resamples_in(rows: list, benchmark: str) -> int:

@@ -11,6 +11,8 @@ from typing import Optional
 from .. import benchmarks
 from ..atomic import atomic_open, write_text
 from ..intervals import interval, shown
+from ..rounding import rounded
+from ..rounding import shown as shown_value
 from ..tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
 from .board import Board, Row
 from .usage import tokens_per_s, usage_board_tables, usage_json
@@ -19,7 +21,7 @@ INTRO = "Rows marked published are the papers' numbers, never mixed with measure
 
 
 def cell(value: Optional[float]) -> str:
-    return '-' if value is None else f'{value:.2f}'
+    return '-' if value is None else shown_value(value)
 
 
 def line_status(line: BoardLine) -> str:
@@ -106,9 +108,9 @@ def tidy(board: Board) -> list[dict]:
             item=item,
             level=level,
             metric=metric,
-            value=round(value, 2),
-            low=round(found[0][0], 2) if found and found[0] else None,
-            high=round(found[0][1], 2) if found and found[0] else None,
+            value=rounded(value),
+            low=rounded(found[0][0]) if found and found[0] else None,
+            high=rounded(found[0][1]) if found and found[0] else None,
         )
         for row in board.rows
         for benchmark in benchmarks.BENCHMARKS

@@ -15,6 +15,7 @@ from opencompass.summarizers import DefaultSummarizer
 
 from .. import benchmarks
 from ..errors import ReportError
+from ..rounding import rounded
 from . import write_report
 
 # What OpenCompass's summarizer prints before repeating its table as Markdown.
@@ -36,6 +37,22 @@ class LongContextSummarizer(DefaultSummarizer):
         super().__init__(
             config, dataset_abbrs=dataset_abbrs, summary_groups=summary_groups, **kwargs
         )
+
+    def _calculate_group_metrics(self, raw_results, parsed_results, dataset_metrics, modes):
+        """OpenCompass's group averages, rounded by the rule every report table follows: it
+        prints the binary average with '%.2f', which can differ from the report in the last digit.
+        """
+        found = super()._calculate_group_metrics(
+            raw_results, parsed_results, dataset_metrics, modes
+        )
+        groups = {group['name'] for group in self.summary_groups}
+        for results in found[1].values():
+            for name in groups & results.keys():
+                results[name] = {
+                    metric: rounded(value) if isinstance(value, float) else value
+                    for metric, value in results[name].items()
+                }
+        return found
 
     def summarize(self, *args, **kwargs):
         """OpenCompass's table once (it prints it twice, plain and as Markdown), then where the

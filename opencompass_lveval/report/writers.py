@@ -7,13 +7,15 @@ from pathlib import Path
 
 from ..atomic import atomic_open
 from ..intervals import shown
+from ..rounding import rounded
+from ..rounding import shown as shown_value
 from ..tables import Table, csv_text, markdown_text
 
 
 def markdown_cell(value) -> str:
     if value is None:
         return '-'
-    return f'{value:.2f}' if isinstance(value, float) else markdown_text(value)
+    return shown_value(value) if isinstance(value, float) else markdown_text(value)
 
 
 def to_markdown(table: Table) -> str:
@@ -32,7 +34,7 @@ def to_markdown(table: Table) -> str:
 
 
 def csv_cell(value):
-    return '' if value is None else round(value, 2) if isinstance(value, float) else csv_text(value)
+    return '' if value is None else rounded(value) if isinstance(value, float) else csv_text(value)
 
 
 def write_csv(table: Table, path: Path) -> None:
@@ -53,5 +55,5 @@ def write_intervals_csv(tables: list[Table], path: Path) -> None:
                     if bounds is not None:
                         writer.writerow(
                             [csv_text(table.name), csv_text(row[0]), csv_text(column)]
-                            + [csv_cell(value), round(bounds[0], 2), round(bounds[1], 2)]
+                            + [csv_cell(value), rounded(bounds[0]), rounded(bounds[1])]
                         )

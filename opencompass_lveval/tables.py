@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 # The kinds of leaderboard row: measured by a run, or published in a paper.
 MEASURED, PUBLISHED = 'measured', 'published'
+SYNTHETIC = 'synthetic'  # measured on the data of `lveval data synth`: tests the pipeline only
 
 
 def number(value) -> Optional[float]:

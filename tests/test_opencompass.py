@@ -61,6 +61,7 @@ def test_dataset_columns(tricky_folder):
         'subdivision',
         'idx',
         'data_fingerprint',
+        'data_origin',
     ]
     # The fingerprint is the content's: the same file elsewhere gives the same, an edit another.
     fingerprint = test['data_fingerprint'][0]
@@ -78,6 +79,16 @@ def test_dataset_columns(tricky_folder):
     assert test['idx'] == [0, 1]
     assert test['subdivision'] == ['LVEval_loogle_SD_mixup_16k'] * 2
     assert test['answer_keywords'] == ['Lovelace', '']
+    # Data of `lveval data synth` (its mark beside the file) says so in every result's provenance.
+    from opencompass_lveval.benchmarks import mark_synthetic
+    from opencompass_lveval.provenance import provenance
+
+    assert test['data_origin'] == ['files'] * 2 and 'data_origin' not in provenance(test)
+    mark_synthetic(copy)
+    synthetic = LVEvalDataset(
+        abbr='x', name='loogle_SD_mixup_16k', path=str(copy), reader_cfg=READER
+    )
+    assert provenance(synthetic.test)['data_origin'] == 'synthetic'
 
 
 def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder, tmp_path):

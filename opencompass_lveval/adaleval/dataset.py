@@ -9,8 +9,9 @@ from typing import Optional
 import pyarrow as pa
 from opencompass.registry import LOAD_DATASET
 
+from ..benchmarks import is_synthetic
 from ..columnar import ColumnarDataset
-from .data import load_task
+from .data import default_data_dir, load_task, locate
 from .tasks import task_named
 
 # The prompt's parts as columns, joined by the configs' template '{instruction}{body}{closing}',
@@ -37,7 +38,7 @@ class AdaLEvalDataset(ColumnarDataset):
         cheap: bool = False,
         position: Optional[str] = None,
         limit: Optional[int] = None,
-    ) -> tuple[pa.Table, str]:
+    ) -> tuple[pa.Table, str, bool]:
         row = task_named(task)
         if position is not None and position not in row.positions:
             raise ValueError(f'{task} has no position {position!r}; it has {list(row.positions)}')
@@ -52,4 +53,5 @@ class AdaLEvalDataset(ColumnarDataset):
         content = hashlib.sha1(usedforsecurity=False)  # what the model sees and is scored on
         for sample in samples:
             content.update(json.dumps([sample.prompt, sample.answer, sample.num_choice]).encode())
-        return pa.table(columns), content.hexdigest()
+        synthetic = is_synthetic(locate(path or default_data_dir(), row, setting).parent)
+        return pa.table(columns), content.hexdigest(), synthetic

@@ -37,6 +37,12 @@ def add_parser(subparsers) -> None:
         help='bootstrap resamples for the 95%% intervals (default 1000)',
     )
     parser.add_argument('--seed', type=int, default=0, help='seed of the resamples (default 0)')
+    parser.add_argument(
+        '--include-synthetic',
+        action='store_true',
+        help='rank rows measured on synthetic data (lveval data synth) among the measured rows; '
+        'by default they come last, after the published rows, labelled "(synthetic data)"',
+    )
     parser.set_defaults(handler=_handle)
 
 
@@ -48,6 +54,7 @@ def _handle(args: argparse.Namespace) -> int:
         strict=args.strict,
         resamples=args.resamples,
         seed=args.seed,
+        include_synthetic=args.include_synthetic,
     )
 
 
@@ -59,16 +66,21 @@ def run(
     strict: bool = False,
     resamples: int = 1000,
     seed: int = 0,
+    include_synthetic: bool = False,
 ) -> int:
     from ..leaderboard import write_leaderboard
-    from ..tables import MEASURED
+    from ..tables import MEASURED, PUBLISHED, SYNTHETIC
 
-    board, written = write_leaderboard(runs, out, published, resamples, seed)
-    measured = [row for row in board.rows if row.kind == MEASURED]
+    board, written = write_leaderboard(runs, out, published, resamples, seed, include_synthetic)
+    counts = {kind: sum(row.kind == kind for row in board.rows) for kind in (MEASURED, SYNTHETIC)}
+    published_rows = sum(row.kind == PUBLISHED for row in board.rows)
     print(
-        f'{len(measured)} measured rows, {len(board.rows) - len(measured)} published rows, '
-        f'sizes: {board.shown_sizes()}'
+        f'{counts[MEASURED]} measured rows, {published_rows} published rows, '
+        f'{counts[SYNTHETIC]} rows on synthetic data'
+        + (' (ranked last; --include-synthetic ranks them)' if counts[SYNTHETIC] else '')
+        + f', sizes: {board.shown_sizes()}'
     )
+    measured = [row for row in board.rows if row.kind in (MEASURED, SYNTHETIC)]
     for model, dataset, why in board.missing:
         print(f'missing: {model} x {dataset}: {why}')
     for label, note in board.conflicts:

@@ -26,10 +26,11 @@ def write_leaderboard(
     with_published: bool = False,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    include_synthetic: bool = False,
 ) -> tuple[Board, list[Path]]:
     """Read the runs, build the board (intervals from ``resamples`` seeded resamples), write
     ``leaderboard.{md,csv,json,html}`` into ``out``."""
-    board = build_board(read_runs(paths), with_published, resamples, seed)
+    board = build_board(read_runs(paths), with_published, resamples, seed, include_synthetic)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     generated = datetime.now().isoformat(sep=' ', timespec='seconds')

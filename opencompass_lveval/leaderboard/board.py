@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import benchmarks
 from ..intervals import RESAMPLES, SEED, bootstrap_cells
-from ..tables import MEASURED, PUBLISHED, number
+from ..tables import MEASURED, PUBLISHED, SYNTHETIC, number
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
 from .usage import add_usage, result_usage
@@ -30,7 +30,7 @@ OUR_MODELS = 'opencompass_lveval.'  # where our wrappers' dumped ``type`` points
 @dataclass
 class Row:
     label: str
-    kind: str  # measured | published
+    kind: str  # measured | synthetic (measured on synthetic data) | published
     model: str
     settings: dict = field(default_factory=dict)
     # benchmark name -> (task, size) -> metric -> value
@@ -178,6 +178,8 @@ def _fill(row: Row, key: RowKey, results: dict[str, Result], asked: set, runs: l
         sorted(f'{d}={_fingerprint(r)}' for d, r in results.items())
     )
     row.provenance['package_version'] = key.package_version
+    if any(r.provenance.get('data_origin') == SYNTHETIC for r in results.values()):
+        row.kind = SYNTHETIC
 
 
 def measured_rows(runs: list[Run]) -> list[Row]:
@@ -275,12 +277,24 @@ def _rank(row: Row, sizes: dict[str, Any]) -> tuple:
 
 
 def build_board(
-    runs: list[Run], with_published: bool = False, resamples: int = RESAMPLES, seed: int = SEED
+    runs: list[Run],
+    with_published: bool = False,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    include_synthetic: bool = False,
 ) -> Board:
+    """Measured rows ranked, then published rows ranked, then rows measured on synthetic data
+    (ranked among the measured ones only when ``include_synthetic``), each labelled so."""
     measured = measured_rows(runs)
     attach_samples(measured, resamples, seed)
+    for row in measured:
+        if row.kind == SYNTHETIC:
+            row.label = f'{row.label} (synthetic data)'
     sizes = {b.name: b.board_sizes(measured, with_published) for b in benchmarks.BENCHMARKS}
     measured.sort(key=lambda row: _rank(row, sizes))
-    rows = measured + published(with_published)
+    synthetic = [] if include_synthetic else [r for r in measured if r.kind == SYNTHETIC]
+    real = [row for row in measured if row not in synthetic]
+    papers = sorted(published(with_published), key=lambda row: _rank(row, sizes))
+    rows = real + papers + synthetic
     sizes = {b.name: b.board_sizes(rows, with_published) for b in benchmarks.BENCHMARKS}
     return Board(rows, sizes)

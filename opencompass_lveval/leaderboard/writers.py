@@ -17,7 +17,11 @@ from ..tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
 from .board import Board, Row
 from .usage import tokens_per_s, usage_board_tables, usage_json
 
-INTRO = "Rows marked published are the papers' numbers, never mixed with measured ones."
+INTRO = (
+    "Rows marked published are the papers' numbers, never mixed with measured ones. Rows marked "
+    '"(synthetic data)" were measured on the data of `lveval data synth`: they test the pipeline, '
+    'not a model, and come last unless the board was built with --include-synthetic.'
+)
 
 
 def cell(value: Optional[float]) -> str:

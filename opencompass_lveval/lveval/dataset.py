@@ -7,6 +7,7 @@ from typing import Optional
 import pyarrow as pa
 from opencompass.registry import LOAD_DATASET
 
+from ..benchmarks import is_synthetic
 from ..columnar import ColumnarDataset
 from . import data
 from .tasks import split_subset
@@ -27,7 +28,7 @@ class LVEvalDataset(ColumnarDataset):
         path: Optional[str] = None,
         source: str = 'local',
         cache_dir: Optional[str] = None,
-    ) -> tuple[pa.Table, str]:
+    ) -> tuple[pa.Table, str, bool]:
         task, _ = split_subset(name)
         if source == 'hf':
             subset_source = data.locate_in_zip(data.download_from_hub(task.name, cache_dir), name)
@@ -36,4 +37,5 @@ class LVEvalDataset(ColumnarDataset):
         else:
             raise ValueError(f"LVEvalDataset source must be 'local' or 'hf', not {source!r}")
         table = data.read_subset(subset_source)
-        return table, data.table_digest(table)
+        synthetic = source == 'local' and is_synthetic(subset_source.path.parent)
+        return table, data.table_digest(table), synthetic

@@ -14,7 +14,7 @@ from typing import Optional
 from ..atomic import write_text
 from ..errors import ReportError
 from ..tables import file_part
-from .results import find_run, read_results
+from .results import find_run, read_results, synthetic_models, synthetic_note
 from .usage import usage_tables
 from .writers import to_markdown, write_csv, write_intervals_csv
 
@@ -44,7 +44,9 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
         raise ReportError(f'{run}/results has no {titles} results')
     tables += usage_tables(run)
     markdown = out / 'long_context_report.md'
-    write_text(markdown, '\n'.join(to_markdown(t) for t in tables))
+    synthetic = synthetic_models(results)
+    note = [synthetic_note(synthetic)] if synthetic else []
+    write_text(markdown, '\n'.join(note + [to_markdown(t) for t in tables]))
     written.append(markdown)
     for table, stem in zip(tables, unique_stems(table.stem for table in tables)):
         path = out / f'{stem}.csv'

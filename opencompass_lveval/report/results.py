@@ -117,3 +117,26 @@ def detail_value(detail: dict, key: str):
     replica (the first is taken); a bare value is taken as it is."""
     value = detail[key]
     return value[0] if isinstance(value, list) else value
+
+
+def synthetic_models(results: dict[str, dict[str, dict]]) -> list[str]:
+    """The models of ``read_results`` with any result measured on synthetic data (its provenance,
+    an object or one per replica, says ``data_origin: synthetic``)."""
+
+    def origins(provenance) -> list:
+        found = provenance if isinstance(provenance, list) else [provenance]
+        return [p.get('data_origin') for p in found if isinstance(p, dict)]
+
+    return [
+        model
+        for model, by_dataset in results.items()
+        if any('synthetic' in origins(r.get('provenance')) for r in by_dataset.values())
+    ]
+
+
+def synthetic_note(models: list[str]) -> str:
+    """The line a report opens with when some of its numbers come from synthetic data."""
+    return (
+        f'**Synthetic data**: {", ".join(models)} were measured on the data of `lveval data synth`; '
+        'these numbers test the pipeline, not the models, and are no result to compare or rank.\n'
+    )

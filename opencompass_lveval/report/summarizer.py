@@ -17,6 +17,7 @@ from .. import benchmarks
 from ..errors import ReportError
 from ..rounding import rounded
 from . import write_report
+from .results import find_run, read_results, synthetic_models, synthetic_note
 
 # What OpenCompass's summarizer prints before repeating its table as Markdown.
 MARKDOWN_REPEAT = '\n\nThe markdown format results is as below:'
@@ -71,4 +72,7 @@ class LongContextSummarizer(DefaultSummarizer):
         else:
             report = next(path for path in written if path.suffix == '.md')
             print(f'per-length report (tables, CSV, plots): {report}')
+            synthetic = synthetic_models(read_results(find_run(self.work_dir)))
+            if synthetic:
+                print(synthetic_note(synthetic).replace('**', '').rstrip())
         return outcome

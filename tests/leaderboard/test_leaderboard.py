@@ -518,3 +518,33 @@ def test_bestanswer_position_runs_give_a_position_map_on_the_board(tmp_path):
     assert found.values == [[60.0], [20.0], [40.0]] and found.counts == [[5], [5], [5]]
     page = written[3].read_text()
     assert 'data-dataset="bestanswer"' in page and 'best answer position' in page
+
+
+def test_rows_on_synthetic_data_say_so_and_come_last_unless_asked(tmp_path, capsys):
+    from opencompass_lveval.leaderboard.board import _rank
+
+    work = tmp_path / 'work'
+    models = {'real': {'type': HF, 'max_seq_len': 4096}, 'synth': {'type': HF}}
+    run = recorded_run(
+        work, '20260101_000000', models, {'real': full_scores(12.5), 'synth': full_scores(90.0)}
+    )
+    for path in (run / 'results' / 'synth').glob('*.json'):  # as `lveval data synth` data leaves it
+        found = json.loads(path.read_text())
+        found['provenance']['data_origin'] = 'synthetic'
+        path.write_text(json.dumps(found))
+    board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
+    assert [board.rows[0].label, board.rows[-1].label] == ['real', 'synth (synthetic data)']
+    assert [row.kind for row in board.rows[1:-1]] == ['published'] * (len(board.rows) - 2)
+    papers = [_rank(row, board.sizes) for row in board.rows[1:-1]]
+    assert papers == sorted(papers)  # published rows ranked by their average too
+    markdown, tidy, page = written[0].read_text(), written[1].read_text(), written[3].read_text()
+    assert '| synth (synthetic data) |' in markdown and 'synthetic data' in page
+    assert ',synthetic,' in tidy and ',measured,' in tidy
+    rows = json.loads(written[2].read_text())['rows']
+    assert [r['kind'] for r in rows if r['label'].startswith('synth')] == ['synthetic']
+    board, _ = write_leaderboard([work], tmp_path / 'asked', include_synthetic=True)
+    assert [row.label for row in board.rows] == ['synth (synthetic data)', 'real']
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'cli')]) == 0
+    assert '1 measured rows, 0 published rows, 1 rows on synthetic data (ranked last' in (
+        capsys.readouterr().out
+    )

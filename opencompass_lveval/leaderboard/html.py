@@ -16,18 +16,24 @@ from ..tables import PUBLISHED, BoardTable
 from .board import Board, Row
 from .writers import INTRO, cell, line_status, status
 
-PALETTE = (
-    '#1f77b4',
-    '#ff7f0e',
-    '#2ca02c',
-    '#d62728',
-    '#9467bd',
-    '#8c564b',
-    '#e377c2',
-    '#7f7f7f',
-    '#bcbd22',
-    '#17becf',
-)
+# Measured rows draw from the first palette, published rows (dashed) from the second, so that no
+# published line takes a measured line's colour.
+PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#e377c2', '#17becf')
+PUBLISHED_PALETTE = ('#8c564b', '#7f7f7f', '#bcbd22', '#393b79', '#637939', '#843c39')
+
+
+def line_colors(rows: list[Row]) -> list[str]:
+    """A colour per plotted row: measured rows in turn from ``PALETTE``, published ones from
+    ``PUBLISHED_PALETTE``."""
+    counts = {True: 0, False: 0}
+    colors = []
+    for row in rows:
+        published = row.kind == PUBLISHED
+        palette = PUBLISHED_PALETTE if published else PALETTE
+        colors.append(palette[counts[published] % len(palette)])
+        counts[published] += 1
+    return colors
+
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -186,8 +192,9 @@ def _plot(table: BoardTable) -> str:
             f'<text x="{x(i):.1f}" y="{height - bottom + 16}" font-size="11" '
             f'text-anchor="middle">{escape(column)}</text>'
         )
+    colors = line_colors([line.row for line in lines])
     for number, line in enumerate(lines):
-        row, color = line.row, PALETTE[number % len(PALETTE)]
+        row, color = line.row, colors[number]
         points = ' '.join(
             f'{x(i):.1f},{y(v):.1f}'
             for i, v in enumerate(line.values[: table.plotted])
@@ -214,7 +221,9 @@ def _plot(table: BoardTable) -> str:
         )
     parts.append(
         f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
-        'text-anchor="middle">length level (words / characters)</text></svg>'
+        'text-anchor="middle">length level (words / characters)</text>'
+        f'<text transform="translate(12,{top + inner_h / 2:.0f}) rotate(-90)" font-size="11" '
+        'text-anchor="middle">score (%)</text></svg>'
     )
     return '<figure>' + ''.join(parts) + '</figure>'
 

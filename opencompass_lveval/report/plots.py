@@ -87,6 +87,14 @@ def plot_lines(
     save(figure, path)
 
 
+def ink(rgba) -> str:
+    """Black on light cells, white on dark ones (relative luminance, WCAG weights)."""
+    red, green, blue = (
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]
+    )
+    return 'black' if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.179 else 'white'
+
+
 def plot_depth_maps(path: Path, model: str, maps: list) -> None:
     """Score by depth (rows, top = start of the context) and size (columns), one panel per
     dataset; each cell's record count printed in it, empty cells blank."""
@@ -101,13 +109,16 @@ def plot_depth_maps(path: Path, model: str, maps: list) -> None:
         image = axis.imshow(values, cmap='RdYlGn', vmin=0, vmax=100, aspect='auto')
         for (y, x), count in np.ndenumerate(np.array(found.counts)):
             if count:
-                axis.text(x, y, str(count), ha='center', va='center', fontsize=6, color='#333')
+                shade = image.cmap(image.norm(values[y, x]))
+                axis.text(x, y, str(count), ha='center', va='center', fontsize=7, color=ink(shade))
         axis.set_xticks(range(len(found.columns)), found.columns)
         axis.set_yticks(range(len(found.rows)), found.rows)
         axis.set_xlabel('size')
         if number == 0:
             axis.set_ylabel(found.axis)
         axis.set_title(f'{found.dataset} ({found.placed}/{found.records} placed)', fontsize=9)
-    figure.colorbar(image, ax=axes[0].tolist(), label='score (%) [records per cell]')
+    figure.colorbar(
+        image, ax=axes[0].tolist(), label='score (%); the number in a cell: its records'
+    )
     figure.suptitle(f'score by {maps[0].axis} and size, {model}')
     save(figure, path)

@@ -9,6 +9,7 @@ a case here, and the text it quotes in backticks must appear in what the case gi
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import re
@@ -17,7 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from parity_data import DATA, gunzipped
+from parity_data import DATA
 
 from opencompass_lveval.cli import main
 
@@ -109,9 +110,8 @@ def huge_num_choice_is_refused_at_once(tmp: Path) -> str:
 
 
 def truncated_stackselect_is_refused(tmp: Path) -> str:
-    (tmp / 'real').mkdir()
-    real = gunzipped('data/adaleval/stackselect_1k.json', tmp / 'real')
-    records = json.loads(real.read_text('utf-8'))
+    packed = DATA / 'data' / 'adaleval' / 'stackselect_1k.json.gz'
+    records = json.loads(gzip.decompress(packed.read_bytes()))
     (tmp / 'stackselect_1k.json').write_text(json.dumps(records[:500]), 'utf-8')
     from opencompass_lveval.adaleval.data import load_task
 

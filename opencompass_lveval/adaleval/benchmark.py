@@ -18,6 +18,18 @@ class AdaLEval(Benchmark):
     title = 'Ada-LEval'
     result_metrics = METRICS
     board_metrics = tables.BOARD_METRICS
+    classes = (
+        'opencompass_lveval.adaleval.dataset:AdaLEvalDataset',
+        'opencompass_lveval.adaleval.evaluator:AdaLEvalEvaluator',
+    )
+    dataset_configs = (
+        'datasets/adaleval/adaleval_gen.py:adaleval_datasets',
+        'datasets/adaleval/adaleval_tsort_ppl.py:adaleval_tsort_ppl_datasets',
+    )
+    depth_legend = (
+        "for Ada-LEval BestAnswer the best answer's position among the candidates (its "
+        'position-bias runs)'
+    )
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         return tables.split_abbr(abbr)
@@ -56,7 +68,7 @@ class AdaLEval(Benchmark):
             lines.append(GET_DATA_HINT)
         return lines, bad == 0
 
-    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
+    def write_synthetic(self, out_dir: Path, *, seed: int) -> str:
         """Ten records per demo setting (token budgets do not scale)."""
         from .synthetic import write_synthetic
 
@@ -67,6 +79,38 @@ class AdaLEval(Benchmark):
             f'wrote {len(paths)} Ada-LEval files ({", ".join(p.name for p in paths)}; '
             f'10 records each) to {folder}'
         )
+
+    def demo_datasets(self, path: str) -> list[dict]:
+        """The settings ``data synth`` writes, 10 records each where the papers use 1000."""
+        from .entries import adaleval_entries, dataset_configs
+
+        entries = [
+            entry
+            for task in TASKS
+            for entry in adaleval_entries(path, [task.name], task.demo_settings)
+        ]
+        return [{**config, 'limit': 10} for config in dataset_configs(entries)]
+
+    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
+        from .entries import adaleval_summary_abbrs, adaleval_summary_groups
+
+        return adaleval_summary_abbrs(abbrs), adaleval_summary_groups(abbrs)
+
+    def row_conflicts(self, results: dict) -> list[str]:
+        """Results of one row extracted under different modes are not comparable."""
+        modes = {
+            mode
+            for abbr, result in results.items()
+            if (tables.split_abbr(abbr) or self.keeps_variant(abbr))
+            and (mode := result.provenance.get('extraction'))
+        }
+        if len(modes) > 1:
+            return [f'Ada-LEval extraction modes differ within the row: {sorted(modes)}']
+        return []
+
+    def shown_sizes(self, sizes) -> list[str]:
+        """Settings per task: ``bestanswer 1k, 2k``."""
+        return [f'{task} {", ".join(settings)}' for task, settings in sizes.items() if settings]
 
     def build_kinds(self):
         from .commands import BUILD_KINDS

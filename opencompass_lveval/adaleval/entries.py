@@ -49,6 +49,50 @@ def adaleval_entries(
     return entries
 
 
+def dataset_configs(entries: list[dict]) -> list[dict]:
+    """OpenCompass dataset configs for ``adaleval_entries``' entries. Classes are named by import
+    path, which OpenCompass resolves and dumps as it does an imported class."""
+    return [
+        dict(
+            type='opencompass_lveval.adaleval.dataset.AdaLEvalDataset',
+            abbr=entry['abbr'],
+            task=entry['task'],
+            setting=entry['setting'],
+            path=entry['path'],
+            cheap=entry['cheap'],
+            position=entry['position'],
+            reader_cfg=dict(
+                input_columns=['instruction', 'body', 'closing'], output_column='answer'
+            ),
+            infer_cfg=dict(
+                # The official prompt, joined from its parts; a middle cut may shorten the body
+                # only (the question and answers, or the book parts), never the instructions.
+                prompt_template=dict(
+                    type='opencompass_lveval.prompt_template.LongContextPromptTemplate',
+                    template=dict(
+                        round=[dict(role='HUMAN', prompt='{instruction}{body}{closing}')]
+                    ),
+                    cut='body',
+                ),
+                retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
+                inferencer=dict(
+                    type='opencompass.openicl.icl_inferencer.GenInferencer',
+                    max_out_len=entry['max_out_len'],
+                ),
+            ),
+            eval_cfg=dict(
+                evaluator=dict(
+                    type='opencompass_lveval.adaleval.evaluator.AdaLEvalEvaluator',
+                    task=entry['task'],
+                    extraction=entry['extraction'],
+                ),
+                pred_role='BOT',
+            ),
+        )
+        for entry in entries
+    ]
+
+
 def _variant(config: dict, **changes) -> dict:
     copied = copy.deepcopy(config)
     copied.update(changes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Optional
 
+from .. import benchmarks
 from ..intervals import shown as interval_text
 from ..tables import PUBLISHED, BoardTable
 from .board import Board, Row
@@ -250,14 +251,18 @@ def _depth_map(label: str, found) -> str:
     )
 
 
+def _depth_legends() -> str:
+    """Each benchmark's way of placing a record: ``for LV-Eval the tenth of the context...``."""
+    return ', '.join(b.depth_legend for b in benchmarks.BENCHMARKS if b.depth_legend)
+
+
 def depth_section(maps: list[tuple[str, object]]) -> str:
     if not maps:
         return ''
     return (
         '<h2 id="depth-maps">Score by where the answer is</h2><p>Mean score (%) by where the '
-        'answer sits, by length: for LV-Eval the tenth of the context where the answer first '
-        "occurs, for Ada-LEval BestAnswer the best answer's position among the candidates (its "
-        'position-bias runs); empty where no record falls. Hover a cell for its record count.</p>'
+        f'answer sits, by length: {_depth_legends()}; empty where no record falls. Hover a '
+        'cell for its record count.</p>'
         + ''.join(_depth_map(label, found) for label, found in maps)
     )
 

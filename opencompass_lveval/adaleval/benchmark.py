@@ -70,7 +70,7 @@ class AdaLEval(Benchmark):
 
     def write_synthetic(self, out_dir: Path, *, seed: int) -> str:
         """Ten records per demo setting (token budgets do not scale)."""
-        from .synthetic import write_synthetic
+        from .build import write_synthetic
 
         folder = Path(out_dir) / 'adaleval'
         paths = write_synthetic(folder, seed=seed)

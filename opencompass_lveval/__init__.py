@@ -18,6 +18,8 @@ __version__ = '0.4.0'
 # The framework's classes -> module, imported when first asked for (PEP 562).
 _CLASSES = {
     'LongContextPromptTemplate': 'prompt_template',
+    'DeclaredDataset': 'declared_opencompass',
+    'DeclaredEvaluator': 'declared_opencompass',
     'LongContextHF': 'models.hf',
     'LongContextVLLM': 'models.vllm',
     'LongContextAPI': 'models.api',

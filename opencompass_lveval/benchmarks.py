@@ -207,6 +207,12 @@ class Benchmark(ABC):
         """OpenCompass summary rows and groups for its datasets among ``abbrs``."""
         return [], []
 
+    def summary_config(self, datasets: list[dict]) -> dict:
+        """A summarizer's rows and groups for its dataset configs ``datasets`` (a config's
+        ``summarizer = dict(type=..., **benchmark.summary_config(datasets))``)."""
+        rows, groups = self.summary([dataset['abbr'] for dataset in datasets])
+        return dict(dataset_abbrs=rows, summary_groups=groups)
+
     def row_conflicts(self, results: dict[str, Any]) -> list[str]:
         """What makes one leaderboard row's results (dataset abbr -> ``runs.Result``) disagree in
         a way of its own (Ada-LEval: extraction modes); each note is shown on the board."""

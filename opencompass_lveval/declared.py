@@ -1,0 +1,328 @@
+"""A benchmark stated as data; the framework presents it.
+
+A ``DeclaredBenchmark`` says what it is: its cells (tasks x sizes), its prompt and answer fields,
+its metric (the headline), where each record's score and answer depth live, its published rows
+and how to score one record and make synthetic ones. The framework supplies everything else the
+same way for every such benchmark: data check and synthetic files, the dataset and evaluator
+classes with provenance (``declared_opencompass.py``), the OpenCompass dataset configs and
+summary groups, the per-size tables with intervals and their plots, depth maps, the leaderboard
+tables and tidy rows. The repository's examples hold a complete one.
+
+Data: one JSON-lines file per cell (``data_file``), each line a record with the prompt's fields,
+the answer and, where the benchmark places answers, the answer's depth (0-1 of the context).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from abc import abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+from .benchmarks import Benchmark, Cell, mark_synthetic
+from .sizes import by_size, is_size
+from .tables import BoardLine, BoardTable, Table, result_value
+
+SCORE, DEPTH = 'score', 'depth'  # the per-record keys of the evaluator's details
+
+
+class DeclaredBenchmark(Benchmark):
+    """A benchmark over a task x size grid with one per-record score (percent)."""
+
+    prefix: str  # dataset abbreviations: '{prefix}_{task}_{size}'
+    tasks: tuple[str, ...]
+    sizes: tuple[str, ...]  # its standard sizes; data at any other size runs the same way
+    demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
+    demo_count: int = 10  # records per cell of the synthetic data
+    headline_metric: str = 'score'  # the evaluator's mean of the per-record scores
+    data_file: str = '{task}_{size}.jsonl'
+    input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
+    answer_field: str = 'answer'
+    depth_field: Optional[str] = None  # the record's answer depth (0-1), where it has one
+    prompt: str = '{context}\n\n{input}'
+    cut: Optional[str] = 'context'  # the field a middle cut may shorten
+    max_out_len: int = 32
+    published_file: Optional[Path] = None  # CSV: model, source, task, size, then metrics
+
+    @property
+    def result_metrics(self) -> tuple[str, ...]:
+        return (self.headline_metric,)
+
+    board_metrics = result_metrics
+
+    @property
+    def interval_metric(self) -> str:
+        return self.headline_metric
+
+    # What it states as code: scoring one record and making synthetic ones -----------------------
+
+    @abstractmethod
+    def score_record(self, prediction: str, answer) -> float:
+        """One record's score in percent."""
+
+    @abstractmethod
+    def synthetic_records(self, task: str, size: str, count: int, seed: int) -> list[dict]:
+        """``count`` seeded records of one cell, in the data file's format."""
+
+    # Cells and data ----------------------------------------------------------------------------
+
+    def abbr(self, task: str, size: str) -> str:
+        return f'{self.prefix}_{task}_{size}'
+
+    def split_abbr(self, abbr: str) -> Optional[Cell]:
+        found = re.fullmatch(rf'{re.escape(self.prefix)}_(.+)_([^_]+)', abbr)
+        if found and found[1] in self.tasks and is_size(found[2]):
+            return found[1], found[2]
+        return None
+
+    def data_path(self, folder, task: str, size: str) -> Path:
+        return Path(folder) / self.data_file.format(task=task, size=size)
+
+    def _data_files(self, root: Path) -> list[tuple[str, Path]]:
+        """(task, file) of every data file of its tasks at any size directly in ``root``."""
+        found = []
+        for task in self.tasks:
+            pattern = self.data_file.format(task=task, size='*')
+            found += [(task, path) for path in sorted(root.glob(pattern)) if path.is_file()]
+        return found
+
+    def has_data(self, root: Path) -> bool:
+        return any(self._data_files(root / self.name)) or any(self._data_files(root))
+
+    def read_records(self, path: Path) -> list[dict]:
+        """A data file's records; a bad line is an error naming the file, the line and the fix."""
+        from .errors import DataError
+        from .jsonl import json_objects
+
+        required = (*self.input_fields, self.answer_field)
+        if not path.is_file():
+            raise DataError(
+                f'{path} is missing; write it with `lveval data synth FOLDER` (or the '
+                f"benchmark's `lveval build`), or point the dataset's path at its folder"
+            )
+        return [record for _, record in json_objects(path, required, DataError)]
+
+    def check_data(self, root: Path) -> tuple[list[str], bool]:
+        from .errors import DataError
+
+        folder = root / self.name if self._data_files(root / self.name) else root
+        lines, ok = [f'{self.title} file  records  status'], True
+        for _, path in self._data_files(folder):
+            try:
+                records, status = len(self.read_records(path)), 'ok'
+            except DataError as exc:
+                records, status, ok = 0, str(exc), False
+            lines.append(f'{path.name}  {records}  {status}')
+        if len(lines) == 1:
+            lines.append(f'no {self.title} files ({self.data_file}) in {folder}')
+        return lines, ok and len(lines) > 1
+
+    def write_synthetic(self, out_dir: Path, *, seed: int, **options) -> str:
+        import json
+
+        from .atomic import atomic_open
+
+        folder = Path(out_dir) / self.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for task in self.tasks:
+            for size in self.demo_sizes or self.sizes:
+                records = self.synthetic_records(task, size, self.demo_count, seed)
+                with atomic_open(self.data_path(folder, task, size)) as stream:
+                    stream.writelines(json.dumps(r, ensure_ascii=False) + '\n' for r in records)
+        mark_synthetic(folder)
+        cells = len(self.tasks) * len(self.demo_sizes or self.sizes)
+        return f'wrote {cells} {self.title} files ({self.demo_count} records each) to {folder}'
+
+    # OpenCompass configs -------------------------------------------------------------------------
+
+    def configs(self, path: str, sizes=None, tasks=None, **dataset) -> list[dict]:
+        """Its OpenCompass dataset configs reading ``path``, at ``sizes`` (any size) of ``tasks``;
+        ``dataset`` adds keys (``limit``). Classes by import path, as OpenCompass dumps them."""
+        here = 'opencompass_lveval'
+        return [
+            dict(
+                type=f'{here}.declared_opencompass.DeclaredDataset',
+                abbr=self.abbr(task, size),
+                benchmark=self.name,
+                task=task,
+                size=size,
+                path=path,
+                reader_cfg=dict(
+                    input_columns=list(self.input_fields), output_column=self.answer_field
+                ),
+                infer_cfg=dict(
+                    prompt_template=dict(
+                        type=f'{here}.prompt_template.LongContextPromptTemplate',
+                        template=dict(round=[dict(role='HUMAN', prompt=self.prompt)]),
+                        cut=self.cut,
+                    ),
+                    retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
+                    inferencer=dict(
+                        type='opencompass.openicl.icl_inferencer.GenInferencer',
+                        max_out_len=self.max_out_len,
+                    ),
+                ),
+                eval_cfg=dict(
+                    evaluator=dict(
+                        type=f'{here}.declared_opencompass.DeclaredEvaluator', benchmark=self.name
+                    ),
+                    pred_role='BOT',
+                ),
+                **dataset,
+            )
+            for task in tasks or self.tasks
+            for size in sizes or self.sizes
+        ]
+
+    def demo_datasets(self, path: str) -> list[dict]:
+        return self.configs(f'{path}/{self.name}', self.demo_sizes or self.sizes)
+
+    def _group(self, size: str, abbrs: list[str]) -> dict:
+        return {'name': f'{self.prefix}_{size}', 'subsets': abbrs}
+
+    def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
+        """The average over its tasks at each size among ``abbrs``, unless already named."""
+        cells = [(abbr, cell) for abbr in abbrs if (cell := self.split_abbr(abbr))]
+        sizes = [s for s in by_size(c[1] for _, c in cells) if f'{self.prefix}_{s}' not in named]
+        groups = [self._group(s, [a for a, c in cells if c[1] == s]) for s in sizes]
+        rows = [group['name'] for group in groups] + [a for a, c in cells if c[1] in sizes]
+        return groups, rows
+
+    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
+        groups, rows = self.summary_groups(abbrs, set())
+        return rows, groups
+
+    # Per-record scores and depths ----------------------------------------------------------------
+
+    def _details(self, result: dict, key: str) -> Optional[list]:
+        from .report.results import detail_value
+
+        try:
+            return [detail_value(d, key) for d in result.get('details') or []] or None
+        except (KeyError, TypeError, IndexError):
+            return None
+
+    def record_scores(self, result: dict) -> Optional[list[float]]:
+        found = self._details(result, SCORE)
+        return [float(v) for v in found] if found and all(_is_number(v) for v in found) else None
+
+    def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
+        found = self._details(result, DEPTH) if self.depth_field else None
+        return [v if _is_number(v) else None for v in found] if found else None
+
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+        """Per task, the score by answer depth and size, where records carry depths."""
+        from .report.depth import depth_map
+
+        maps = []
+        for task in self.tasks:
+            columns = {
+                cell[1]: (scores[abbr], depths[abbr])
+                for abbr in self._abbrs_by_size(task, results)
+                if (cell := self.split_abbr(abbr)) and abbr in scores and abbr in depths
+            }
+            found = depth_map(f'{self.name}_score_by_answer_depth', task, columns)
+            maps += [found] if found else []
+        return maps
+
+    def _abbrs_by_size(self, task: str, results: dict) -> list[str]:
+        sizes = by_size(c[1] for abbr in results if (c := self.split_abbr(abbr)) and c[0] == task)
+        return [self.abbr(task, size) for size in sizes]
+
+    # A run's report ------------------------------------------------------------------------------
+
+    def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
+        """Per task: the headline metric by size for every model with its interval, and its
+        plot with error bars."""
+        from .intervals import bootstrap_cells, interval
+        from .report.plots import plot_lines
+
+        tables, plots, metric = [], [], self.headline_metric
+        for task in self.tasks:
+            every = {abbr for found in results.values() for abbr in found}
+            abbrs = self._abbrs_by_size(task, every)
+            if not abbrs:
+                continue
+            sizes = [self.split_abbr(abbr)[1] for abbr in abbrs]
+            cells = {
+                abbr: {
+                    m: s for m, f in results.items() if (s := self.record_scores(f.get(abbr, {})))
+                }
+                for abbr in abbrs
+            }
+            samples = bootstrap_cells(cells)
+            values = {m: [result_value(f, a, metric) for a in abbrs] for m, f in results.items()}
+            errors = {m: [interval(samples.get(a, {}).get(m)) for a in abbrs] for m in results}
+            title = f'{self.title} {task}: {metric} by size'
+            rows = [[model, *found] for model, found in values.items()]
+            bounds = [[None, *errors[model]] for model in values]
+            tables.append(Table(title, f'{self.name}_{task}', ['model', *sizes], rows, bounds))
+            path = out / f'{self.name}_{task}_{metric}.png'
+            plot_lines(path, title, sizes, values, 'size', f'{metric} (%)', errors=errors)
+            plots.append(path)
+        return tables, plots
+
+    # The leaderboard ---------------------------------------------------------------------------
+
+    def board_sizes(self, rows: list, with_published: bool) -> list[str]:
+        return by_size({size for row in rows for _, size in row.results.get(self.name, {})})
+
+    def board_tables(self, rows: list, sizes: list[str]) -> list[BoardTable]:
+        """Per task, the headline metric by size with intervals; the page plots it."""
+        from .intervals import NOTE, interval, resamples_in
+
+        tables = []
+        for task in self.tasks:
+            shown = [r for r in rows if any(t == task for t, _ in r.results.get(self.name, {}))]
+            lines = [
+                BoardLine(
+                    row,
+                    [self._value(row, task, size) for size in sizes],
+                    intervals=[interval(self._samples(row, task, size)) for size in sizes],
+                )
+                for row in shown
+            ]
+            if lines:
+                key = self.name if len(self.tasks) == 1 else f'{self.name}-{task}'
+                title = f'{self.title} {task}: {self.headline_metric} by size'
+                note = NOTE.format(resamples=resamples_in(rows, self.name))
+                tables.append(BoardTable(key, title, sizes, lines, plotted=len(sizes), note=note))
+        return tables
+
+    def _value(self, row, task: str, size: str) -> Optional[float]:
+        return row.results.get(self.name, {}).get((task, size), {}).get(self.headline_metric)
+
+    def _samples(self, row, task: str, size: str):
+        return row.samples.get(self.name, {}).get((task, size))
+
+    def tidy(self, row, sizes: list[str]) -> Iterator[tuple]:
+        """(table, item, size, metric, value, interval) of every number of a row."""
+        from .intervals import interval
+
+        for task in self.tasks:
+            for size in sizes:
+                for metric, value in row.results.get(self.name, {}).get((task, size), {}).items():
+                    found = self._samples(row, task, size)
+                    bounds = interval(found) if metric == self.headline_metric else None
+                    yield task, task, size, metric, value, bounds
+
+    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
+        """The rows of ``published_file``: model, source, task, size, then one column per
+        metric (empty where the paper prints none)."""
+        from .leaderboard.published import number
+
+        if self.published_file is None:
+            return
+        with open(self.published_file, newline='', encoding='utf-8') as stream:
+            for line in csv.DictReader(stream):
+                values = {
+                    m: v for m in self.result_metrics if (v := number(line.get(m))) is not None
+                }
+                if values:
+                    yield line['model'], line['source'], (line['task'], line['size']), values
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,6 +1,12 @@
 """A benchmark stated as data; the framework presents it.
 
-A ``DeclaredBenchmark`` says what it is: its cells (tasks x sizes), its prompt and answer fields,
+``GridBenchmark`` is the presentation of any benchmark whose results are cells (task x size) with
+a headline metric and per-record scores: split abbreviations, summary groups, per-record scores
+and depths, depth maps, the run's tables and plots, the leaderboard tables and tidy rows, the
+published rows. Ada-LEval stands on it and overrides only its own (its report's metric tables and
+chance line, its position maps); LV-Eval's Overall, groups and judge columns are its own.
+
+A ``DeclaredBenchmark`` is a ``GridBenchmark`` whose data the framework also handles. It says: its cells (tasks x sizes), its prompt and answer fields,
 its metric (the headline), where each record's score and answer depth live, its published rows
 and how to score one record and make synthetic ones. The framework supplies everything else the
 same way for every such benchmark: data check and synthetic files, the dataset and evaluator
@@ -28,33 +34,224 @@ from .tables import BoardLine, BoardTable, Table, result_value
 SCORE, DEPTH = 'score', 'depth'  # the per-record keys of the evaluator's details
 
 
-class DeclaredBenchmark(Benchmark):
-    """A benchmark over a task x size grid with one per-record score (percent)."""
+class GridBenchmark(Benchmark):
+    """Results as cells (task, size) of a headline metric with per-record scores, presented
+    alike. Dataset abbreviations are ``{prefix}_{task}_{size}``."""
 
-    prefix: str  # dataset abbreviations: '{prefix}_{task}_{size}'
+    prefix: str
     tasks: tuple[str, ...]
-    sizes: tuple[str, ...]  # its standard sizes; data at any other size runs the same way
-    demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
-    demo_count: int = 10  # records per cell of the synthetic data
-    headline_metric: str = 'score'  # the evaluator's mean of the per-record scores
-    data_file: str = '{task}_{size}.jsonl'
-    input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
-    answer_field: str = 'answer'
+    headline_metric: str = 'score'  # the mean of the per-record scores
+    score_field: str = SCORE  # per record in the evaluator's details: percent, or a bool
     depth_field: Optional[str] = None  # the record's answer depth (0-1), where it has one
-    prompt: str = '{context}\n\n{input}'
-    cut: Optional[str] = 'context'  # the field a middle cut may shorten
-    max_out_len: int = 32
     published_file: Optional[Path] = None  # CSV: model, source, task, size, then metrics
-
-    @property
-    def result_metrics(self) -> tuple[str, ...]:
-        return (self.headline_metric,)
-
-    board_metrics = result_metrics
+    # Leaderboard tables: one per task, its sizes as columns; a second metric in brackets.
+    board_title: str = '{title} {task}: {metric} by size'
+    board_note_metric: Optional[str] = None
+    board_note_label: str = ''
+    board_plot: bool = True  # the page plots the table
 
     @property
     def interval_metric(self) -> str:
         return self.headline_metric
+
+    def abbr(self, task: str, size: str) -> str:
+        return f'{self.prefix}_{task}_{size}'
+
+    def split_abbr(self, abbr: str) -> Optional[Cell]:
+        found = re.fullmatch(rf'{re.escape(self.prefix)}_(.+)_([^_]+)', abbr)
+        if found and found[1] in self.tasks and is_size(found[2]):
+            return found[1], found[2]
+        return None
+
+    def _group(self, size: str, abbrs: list[str]) -> dict:
+        return {'name': f'{self.prefix}_{size}', 'subsets': abbrs}
+
+    def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
+        """The average over its tasks at each size among ``abbrs``, unless already named."""
+        cells = [(abbr, cell) for abbr in abbrs if (cell := self.split_abbr(abbr))]
+        sizes = [s for s in by_size(c[1] for _, c in cells) if f'{self.prefix}_{s}' not in named]
+        groups = [self._group(s, [a for a, c in cells if c[1] == s]) for s in sizes]
+        rows = [group['name'] for group in groups] + [a for a, c in cells if c[1] in sizes]
+        return groups, rows
+
+    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
+        groups, rows = self.summary_groups(abbrs, set())
+        return rows, groups
+
+    # Per-record scores and depths ----------------------------------------------------------------
+
+    def _details(self, result: dict, key: str) -> Optional[list]:
+        from .report.results import detail_value
+
+        try:
+            return [detail_value(d, key) for d in result.get('details') or []] or None
+        except (KeyError, TypeError, IndexError):
+            return None
+
+    def record_scores(self, result: dict) -> Optional[list[float]]:
+        """Per-record scores in percent from the details' ``score_field`` (True/False count 100
+        and 0); None unless every record has one of one kind."""
+        found = self._details(result, self.score_field)
+        if found and all(isinstance(v, bool) for v in found):
+            return [100.0 * v for v in found]
+        return [float(v) for v in found] if found and all(_is_number(v) for v in found) else None
+
+    def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
+        found = self._details(result, DEPTH) if self.depth_field else None
+        return [v if _is_number(v) else None for v in found] if found else None
+
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+        """Per task, the score by answer depth and size, where records carry depths."""
+        from .report.depth import depth_map
+
+        maps = []
+        for task in self.tasks:
+            columns = {
+                cell[1]: (scores[abbr], depths[abbr])
+                for abbr in self._abbrs_by_size(task, results)
+                if (cell := self.split_abbr(abbr)) and abbr in scores and abbr in depths
+            }
+            found = depth_map(f'{self.name}_score_by_answer_depth', task, columns)
+            maps += [found] if found else []
+        return maps
+
+    def _abbrs_by_size(self, task: str, results: dict) -> list[str]:
+        sizes = by_size(c[1] for abbr in results if (c := self.split_abbr(abbr)) and c[0] == task)
+        return [self.abbr(task, size) for size in sizes]
+
+    # A run's report ------------------------------------------------------------------------------
+
+    def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
+        """Per task: the headline metric by size for every model with its interval, and its
+        plot with error bars."""
+        from .intervals import bootstrap_cells, interval
+        from .report.plots import plot_lines
+
+        tables, plots, metric = [], [], self.headline_metric
+        for task in self.tasks:
+            every = {abbr for found in results.values() for abbr in found}
+            abbrs = self._abbrs_by_size(task, every)
+            if not abbrs:
+                continue
+            sizes = [self.split_abbr(abbr)[1] for abbr in abbrs]
+            cells = {
+                abbr: {
+                    m: s for m, f in results.items() if (s := self.record_scores(f.get(abbr, {})))
+                }
+                for abbr in abbrs
+            }
+            samples = bootstrap_cells(cells)
+            values = {m: [result_value(f, a, metric) for a in abbrs] for m, f in results.items()}
+            errors = {m: [interval(samples.get(a, {}).get(m)) for a in abbrs] for m in results}
+            title = f'{self.title} {task}: {metric} by size'
+            rows = [[model, *found] for model, found in values.items()]
+            bounds = [[None, *errors[model]] for model in values]
+            tables.append(Table(title, f'{self.name}_{task}', ['model', *sizes], rows, bounds))
+            path = out / f'{self.name}_{task}_{metric}.png'
+            plot_lines(path, title, sizes, values, 'size', f'{metric} (%)', errors=errors)
+            plots.append(path)
+        return tables, plots
+
+    # The leaderboard ---------------------------------------------------------------------------
+
+    def board_sizes(self, rows: list, with_published: bool) -> dict[str, list[str]]:
+        """Task -> the sizes any row has a result at, for the tasks that have any."""
+        found = {
+            task: by_size(
+                {s for row in rows for t, s in row.results.get(self.name, {}) if t == task}
+            )
+            for task in self.tasks
+        }
+        return {task: sizes for task, sizes in found.items() if sizes}
+
+    def shown_sizes(self, sizes: dict[str, list[str]]) -> list[str]:
+        return [f'{task} {", ".join(shown)}' for task, shown in sizes.items() if shown]
+
+    def board_tables(self, rows: list, sizes: dict[str, list[str]]) -> list[BoardTable]:
+        """Per task, the headline metric by size with intervals (the note metric in brackets)."""
+        from .intervals import NOTE, interval, resamples_in
+
+        tables, note = [], NOTE.format(resamples=resamples_in(rows, self.name))
+        title = self.board_title.format(
+            title=self.title, task='{task}', metric=self.headline_metric
+        )
+        for task, shown in sizes.items():
+            lines = [
+                BoardLine(
+                    row,
+                    [self._value(row, task, size) for size in shown],
+                    self._notes(row, task, shown),
+                    intervals=[interval(self._samples(row, task, size)) for size in shown],
+                )
+                for row in rows
+                if any(t == task for t, _ in row.results.get(self.name, {}))
+            ]
+            tables.append(
+                BoardTable(
+                    f'{self.name}-{task}',
+                    title.format(task=task),
+                    shown,
+                    lines,
+                    plotted=len(shown) if self.board_plot else 0,
+                    note_label=self.board_note_label,
+                    note=note,
+                )
+            )
+        return tables
+
+    def _value(self, row, task: str, size: str, metric: Optional[str] = None) -> Optional[float]:
+        cell = row.results.get(self.name, {}).get((task, size), {})
+        return cell.get(metric or self.headline_metric)
+
+    def _notes(self, row, task: str, sizes: list[str]) -> Optional[list]:
+        if self.board_note_metric is None:
+            return None
+        return [self._value(row, task, size, self.board_note_metric) for size in sizes]
+
+    def _samples(self, row, task: str, size: str):
+        return row.samples.get(self.name, {}).get((task, size))
+
+    def tidy(self, row, sizes: dict[str, list[str]]) -> Iterator[tuple]:
+        """(table, item, size, metric, value, interval) of every number of a row; the headline
+        metric with its interval."""
+        from .intervals import interval
+
+        for task, shown in sizes.items():
+            for size in shown:
+                for metric, value in row.results.get(self.name, {}).get((task, size), {}).items():
+                    found = self._samples(row, task, size)
+                    bounds = interval(found) if metric == self.headline_metric else None
+                    yield task, task, size, metric, value, bounds
+
+    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
+        """The rows of ``published_file``: model, source, task, size, then one column per
+        metric (empty where the paper prints none)."""
+        from .leaderboard.published import number
+
+        if self.published_file is None:
+            return
+        with open(self.published_file, newline='', encoding='utf-8') as stream:
+            for line in csv.DictReader(stream):
+                values = {
+                    m: v for m in self.result_metrics if (v := number(line.get(m))) is not None
+                }
+                if values:
+                    yield line['model'], line['source'], (line['task'], line['size']), values
+
+
+class DeclaredBenchmark(GridBenchmark):
+    """A grid benchmark whose data, OpenCompass dataset, evaluator and configs the framework
+    supplies: one JSON-lines file per cell, one score per record."""
+
+    sizes: tuple[str, ...]  # its standard sizes; data at any other size runs the same way
+    demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
+    demo_count: int = 10  # records per cell of the synthetic data
+    data_file: str = '{task}_{size}.jsonl'
+    input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
+    answer_field: str = 'answer'
+    prompt: str = '{context}\n\n{input}'
+    cut: Optional[str] = 'context'  # the field a middle cut may shorten
+    max_out_len: int = 32
 
     # What it states as code: scoring one record and making synthetic ones -----------------------
 
@@ -67,15 +264,6 @@ class DeclaredBenchmark(Benchmark):
         """``count`` seeded records of one cell, in the data file's format."""
 
     # Cells and data ----------------------------------------------------------------------------
-
-    def abbr(self, task: str, size: str) -> str:
-        return f'{self.prefix}_{task}_{size}'
-
-    def split_abbr(self, abbr: str) -> Optional[Cell]:
-        found = re.fullmatch(rf'{re.escape(self.prefix)}_(.+)_([^_]+)', abbr)
-        if found and found[1] in self.tasks and is_size(found[2]):
-            return found[1], found[2]
-        return None
 
     def data_path(self, folder, task: str, size: str) -> Path:
         return Path(folder) / self.data_file.format(task=task, size=size)
@@ -178,150 +366,6 @@ class DeclaredBenchmark(Benchmark):
 
     def demo_datasets(self, path: str) -> list[dict]:
         return self.configs(f'{path}/{self.name}', self.demo_sizes or self.sizes)
-
-    def _group(self, size: str, abbrs: list[str]) -> dict:
-        return {'name': f'{self.prefix}_{size}', 'subsets': abbrs}
-
-    def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
-        """The average over its tasks at each size among ``abbrs``, unless already named."""
-        cells = [(abbr, cell) for abbr in abbrs if (cell := self.split_abbr(abbr))]
-        sizes = [s for s in by_size(c[1] for _, c in cells) if f'{self.prefix}_{s}' not in named]
-        groups = [self._group(s, [a for a, c in cells if c[1] == s]) for s in sizes]
-        rows = [group['name'] for group in groups] + [a for a, c in cells if c[1] in sizes]
-        return groups, rows
-
-    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
-        groups, rows = self.summary_groups(abbrs, set())
-        return rows, groups
-
-    # Per-record scores and depths ----------------------------------------------------------------
-
-    def _details(self, result: dict, key: str) -> Optional[list]:
-        from .report.results import detail_value
-
-        try:
-            return [detail_value(d, key) for d in result.get('details') or []] or None
-        except (KeyError, TypeError, IndexError):
-            return None
-
-    def record_scores(self, result: dict) -> Optional[list[float]]:
-        found = self._details(result, SCORE)
-        return [float(v) for v in found] if found and all(_is_number(v) for v in found) else None
-
-    def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
-        found = self._details(result, DEPTH) if self.depth_field else None
-        return [v if _is_number(v) else None for v in found] if found else None
-
-    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
-        """Per task, the score by answer depth and size, where records carry depths."""
-        from .report.depth import depth_map
-
-        maps = []
-        for task in self.tasks:
-            columns = {
-                cell[1]: (scores[abbr], depths[abbr])
-                for abbr in self._abbrs_by_size(task, results)
-                if (cell := self.split_abbr(abbr)) and abbr in scores and abbr in depths
-            }
-            found = depth_map(f'{self.name}_score_by_answer_depth', task, columns)
-            maps += [found] if found else []
-        return maps
-
-    def _abbrs_by_size(self, task: str, results: dict) -> list[str]:
-        sizes = by_size(c[1] for abbr in results if (c := self.split_abbr(abbr)) and c[0] == task)
-        return [self.abbr(task, size) for size in sizes]
-
-    # A run's report ------------------------------------------------------------------------------
-
-    def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
-        """Per task: the headline metric by size for every model with its interval, and its
-        plot with error bars."""
-        from .intervals import bootstrap_cells, interval
-        from .report.plots import plot_lines
-
-        tables, plots, metric = [], [], self.headline_metric
-        for task in self.tasks:
-            every = {abbr for found in results.values() for abbr in found}
-            abbrs = self._abbrs_by_size(task, every)
-            if not abbrs:
-                continue
-            sizes = [self.split_abbr(abbr)[1] for abbr in abbrs]
-            cells = {
-                abbr: {
-                    m: s for m, f in results.items() if (s := self.record_scores(f.get(abbr, {})))
-                }
-                for abbr in abbrs
-            }
-            samples = bootstrap_cells(cells)
-            values = {m: [result_value(f, a, metric) for a in abbrs] for m, f in results.items()}
-            errors = {m: [interval(samples.get(a, {}).get(m)) for a in abbrs] for m in results}
-            title = f'{self.title} {task}: {metric} by size'
-            rows = [[model, *found] for model, found in values.items()]
-            bounds = [[None, *errors[model]] for model in values]
-            tables.append(Table(title, f'{self.name}_{task}', ['model', *sizes], rows, bounds))
-            path = out / f'{self.name}_{task}_{metric}.png'
-            plot_lines(path, title, sizes, values, 'size', f'{metric} (%)', errors=errors)
-            plots.append(path)
-        return tables, plots
-
-    # The leaderboard ---------------------------------------------------------------------------
-
-    def board_sizes(self, rows: list, with_published: bool) -> list[str]:
-        return by_size({size for row in rows for _, size in row.results.get(self.name, {})})
-
-    def board_tables(self, rows: list, sizes: list[str]) -> list[BoardTable]:
-        """Per task, the headline metric by size with intervals; the page plots it."""
-        from .intervals import NOTE, interval, resamples_in
-
-        tables = []
-        for task in self.tasks:
-            shown = [r for r in rows if any(t == task for t, _ in r.results.get(self.name, {}))]
-            lines = [
-                BoardLine(
-                    row,
-                    [self._value(row, task, size) for size in sizes],
-                    intervals=[interval(self._samples(row, task, size)) for size in sizes],
-                )
-                for row in shown
-            ]
-            if lines:
-                key = self.name if len(self.tasks) == 1 else f'{self.name}-{task}'
-                title = f'{self.title} {task}: {self.headline_metric} by size'
-                note = NOTE.format(resamples=resamples_in(rows, self.name))
-                tables.append(BoardTable(key, title, sizes, lines, plotted=len(sizes), note=note))
-        return tables
-
-    def _value(self, row, task: str, size: str) -> Optional[float]:
-        return row.results.get(self.name, {}).get((task, size), {}).get(self.headline_metric)
-
-    def _samples(self, row, task: str, size: str):
-        return row.samples.get(self.name, {}).get((task, size))
-
-    def tidy(self, row, sizes: list[str]) -> Iterator[tuple]:
-        """(table, item, size, metric, value, interval) of every number of a row."""
-        from .intervals import interval
-
-        for task in self.tasks:
-            for size in sizes:
-                for metric, value in row.results.get(self.name, {}).get((task, size), {}).items():
-                    found = self._samples(row, task, size)
-                    bounds = interval(found) if metric == self.headline_metric else None
-                    yield task, task, size, metric, value, bounds
-
-    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
-        """The rows of ``published_file``: model, source, task, size, then one column per
-        metric (empty where the paper prints none)."""
-        from .leaderboard.published import number
-
-        if self.published_file is None:
-            return
-        with open(self.published_file, newline='', encoding='utf-8') as stream:
-            for line in csv.DictReader(stream):
-                values = {
-                    m: v for m in self.result_metrics if (v := number(line.get(m))) is not None
-                }
-                if values:
-                    yield line['model'], line['source'], (line['task'], line['size']), values
 
 
 def _is_number(value) -> bool:

@@ -1,4 +1,7 @@
-"""Ada-LEval behind the package's ``Benchmark`` interface: its cells are (task, token setting)."""
+"""Ada-LEval on the framework's ``GridBenchmark``: its cells are (task, token setting), accuracy
+the headline with instruction following in brackets on the board; what is its own is its data
+(JSON arrays, paper sample counts), its report's tables of every metric with the chance line, its
+position-bias maps and its extraction-mode rule."""
 
 from __future__ import annotations
 
@@ -8,16 +11,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell, mark_synthetic
+from ..benchmarks import Cell, mark_synthetic
+from ..declared import GridBenchmark
 from . import report as tables
 from .tasks import METRICS, TASKS
 
 
-class AdaLEval(Benchmark):
-    name = tables.NAME
-    title = 'Ada-LEval'
+class AdaLEval(GridBenchmark):
+    name, title, prefix = tables.NAME, 'Ada-LEval', 'AdaLEval'
+    tasks = tuple(task.name for task in TASKS)
     result_metrics = METRICS
-    board_metrics = tables.BOARD_METRICS
+    board_metrics = ('accuracy', 'instruction_following')
+    headline_metric = 'accuracy'
+    score_field = 'correct'  # AdaLEvalEvaluator's per-record True / False
+    board_title = '{title} {task}: accuracy (instruction following) by setting'
+    board_note_metric, board_note_label = 'instruction_following', 'instruction following'
+    board_plot = False
     classes = (
         'opencompass_lveval.adaleval.dataset:AdaLEvalDataset',
         'opencompass_lveval.adaleval.evaluator:AdaLEvalEvaluator',
@@ -30,9 +39,6 @@ class AdaLEval(Benchmark):
         "for Ada-LEval BestAnswer the best answer's position among the candidates (its "
         'position-bias runs)'
     )
-
-    def split_abbr(self, abbr: str) -> Optional[Cell]:
-        return tables.split_abbr(abbr)
 
     def has_data(self, root: Path) -> bool:
         from ..datacheck import walk_regular
@@ -101,16 +107,12 @@ class AdaLEval(Benchmark):
         modes = {
             mode
             for abbr, result in results.items()
-            if (tables.split_abbr(abbr) or self.keeps_variant(abbr))
+            if (self.split_abbr(abbr) or self.keeps_variant(abbr))
             and (mode := result.provenance.get('extraction'))
         }
         if len(modes) > 1:
             return [f'Ada-LEval extraction modes differ within the row: {sorted(modes)}']
         return []
-
-    def shown_sizes(self, sizes) -> list[str]:
-        """Settings per task: ``bestanswer 1k, 2k``."""
-        return [f'{task} {", ".join(settings)}' for task, settings in sizes.items() if settings]
 
     def build_kinds(self):
         from .commands import BUILD_KINDS
@@ -122,17 +124,12 @@ class AdaLEval(Benchmark):
 
         return [add_score_parser]
 
-    # Reports and leaderboards: the tables of ``report.py``.
-    report = staticmethod(tables.report)
-    record_scores = staticmethod(tables.record_scores)
-    interval_metric = 'accuracy'
+    # Its own presentation: ``report.py``.
     depth_maps = staticmethod(tables.depth_maps)
     keeps_variant = staticmethod(tables.is_position_variant)
-    board_tables = staticmethod(tables.board_tables)
-    tidy = staticmethod(tables.tidy)
 
-    def board_sizes(self, rows, with_published):
-        return tables.board_settings(rows)
+    def report(self, results: dict[str, dict[str, dict]], out: Path):
+        return tables.report(results, out, self.record_scores)
 
     def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
         """The Ada-LEval README's accuracy per task, model and setting."""

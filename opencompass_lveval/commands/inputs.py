@@ -1,14 +1,18 @@
-"""``lveval inputs``: the exact token ids each model of a config would receive, without weights.
+"""``lveval inputs``: the exact inputs each model of a config would receive, without weights.
 
 For every model x dataset x record of an OpenCompass config, the record is loaded, its prompt
 rendered by the dataset's own template and role parser as the inferencer would, and turned into
-ids by the model's input builder (its tokenizer alone is loaded). One JSON line each; a short
-summary per model x dataset with the decoded text around the template and the cut answers the
-usual questions (chat template on or off, one BOS or two, where the middle went) before any GPU
-time is spent. Each line also holds the user message, and the summary says whether it equals the
-dataset's prompt (the template's HUMAN text filled from the record) for every record: a parser
-that adds a separator shows here as ``prompt DIFFERS``.
-"""
+ids by the model's input builder (its tokenizer alone is loaded), into the request an API model
+would send, or into the text a CPU baseline answers from. One JSON line each; a short summary per
+model x dataset with the decoded text around the template and the cut answers the usual questions
+(chat template on or off, one BOS or two, where the middle went) before any GPU time is spent.
+Each line also holds the user message, and the summary says whether it equals the dataset's
+prompt (the template's HUMAN text filled from the record) for every record: a parser that adds a
+separator shows here as ``prompt DIFFERS``.
+
+``--count-only`` writes nothing and works offline: the counts per model x dataset, per model and
+for the run (baselines in the benchmark's length unit), and one line for each model, dataset or
+pair that cannot be counted, saying why."""
 
 from __future__ import annotations
 
@@ -17,11 +21,10 @@ import json
 from typing import TYPE_CHECKING, Optional
 
 from .arguments import COUNT
+from .input_kinds import shown
 
 if TYPE_CHECKING:
-    from ..models.inputs import ModelInput
-
-SHOWN = 60  # characters of decoded text shown at each end and around the cut
+    from .input_kinds import PairCount
 
 
 def _names(text: str) -> list[str]:
@@ -71,10 +74,6 @@ def _pick(configs: list, wanted: Optional[list[str]], kind: str) -> list:
     return [known[name] for name in wanted]
 
 
-def _shown(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
 def dataset_prompt(prompt) -> str:
     """The dataset's own prompt text, before any role parser: the template output itself, or
     the text of its last HUMAN round."""
@@ -90,23 +89,66 @@ def first_difference(expected: str, got: str) -> str:
     if at is None:
         at = min(len(expected), len(got))
     return (
-        f'at character {at} of {len(expected)}: dataset {_shown(expected[at : at + 20])}, '
-        f'model {_shown(got[at : at + 20])}'
+        f'at character {at} of {len(expected)}: dataset {shown(expected[at : at + 20])}, '
+        f'model {shown(got[at : at + 20])}'
     )
 
 
-def describe(tokenizer, item: ModelInput) -> list[str]:
-    """The decoded text at both ends (template included) and around the cut."""
-    ids = item.ids
-    lines = [
-        f'    starts {_shown(tokenizer.decode(ids[:24])[:SHOWN])}',
-        f'    ends   {_shown(tokenizer.decode(ids[-24:])[-SHOWN:])}',
-    ]
-    if item.cut_at is not None:
-        before = tokenizer.decode(ids[max(0, item.cut_at - 12) : item.cut_at])
-        after = tokenizer.decode(ids[item.cut_at : item.cut_at + 12])
-        lines.append(f'    cut    {_shown(before[-SHOWN // 2 :])} | {_shown(after[: SHOWN // 2])}')
-    return lines
+def model_inputs(model_cfg, offline: bool):
+    """What the model makes of a prompt (``input_kinds``), or why it cannot be shown: a sentence.
+    ``offline``: tokenizers from this machine alone (``load_tokenizer``)."""
+    from opencompass.registry import MODELS
+
+    from ..models.api import LongContextAPI
+    from ..models.base import LongContextModel
+    from ..models.baselines import CPUBaseline
+    from ..models.template import prompt_parser
+    from .input_kinds import ApiInputs, BaselineInputs, ModelInputs
+
+    kind = model_cfg['type']
+    cls = MODELS.get(kind) if isinstance(kind, str) else kind
+    meta = model_cfg.get('meta_template')
+    if isinstance(cls, type) and issubclass(cls, LongContextAPI):
+        builder = cls.request_builder(model_cfg, offline)
+        return ApiInputs(builder, prompt_parser(meta), model_cfg.get('prices'))
+    if isinstance(cls, type) and issubclass(cls, LongContextModel):
+        builder = cls.input_builder(cls.input_settings(model_cfg), offline)
+        return ModelInputs(builder, prompt_parser(meta))
+    if isinstance(cls, type) and issubclass(cls, CPUBaseline):
+        return BaselineInputs(cls, meta)
+    return (
+        f'{getattr(cls, "__name__", cls)} is neither a long-context wrapper of this package nor '
+        'one of its CPU baselines: no tokenizer to count with; skipped'
+    )
+
+
+def _counted_inputs(model_cfg) -> object:
+    """``model_inputs`` offline, a configuration problem given as the sentence saying why."""
+    from ..errors import ModelConfigError
+
+    try:
+        return model_inputs(model_cfg, offline=True)
+    except ModelConfigError as exc:
+        prefix = f'{model_cfg["abbr"]}: '
+        return str(exc)[len(prefix) :] if str(exc).startswith(prefix) else str(exc)
+
+
+def _load_datasets(dataset_cfgs: list, tolerant: bool) -> tuple[dict, dict]:
+    """(abbr -> built dataset, abbr -> why not) each dataset read once; a data problem raises
+    unless ``tolerant``."""
+    from opencompass.utils import build_dataset_from_cfg
+
+    from ..errors import DataError
+
+    built, failed = {}, {}
+    for dataset_cfg in dataset_cfgs:
+        try:
+            built[dataset_cfg['abbr']] = build_dataset_from_cfg(dataset_cfg)
+        except DataError as exc:
+            if not tolerant:
+                raise
+            failed[dataset_cfg['abbr']] = str(exc)
+    return built, failed
 
 
 def run(
@@ -118,159 +160,173 @@ def run(
     limit: Optional[int] = None,
     count_only: bool = False,
 ) -> int:
-    """Write the JSON lines to ``out`` (none with ``count_only``), each model x dataset in turn;
-    print the summary."""
-    import contextlib
-    import io
-
+    """Write the JSON lines to ``out``, each model x dataset in turn, and print the summary; with
+    ``count_only``, print the counts (offline) alone: 1 where something could not be counted."""
     from mmengine.config import Config
-    from opencompass.utils import build_dataset_from_cfg
-
-    from ..atomic import atomic_open
-    from ..models.api import LongContextAPI
-    from ..models.base import LongContextModel
-    from ..models.template import prompt_parser
-    from ..runner.infer_task import model_class
 
     cfg = Config.fromfile(config, format_python_code=False)
     model_cfgs = _pick(cfg['models'], models, 'models')
     dataset_cfgs = _pick(cfg['datasets'], datasets, 'datasets')
-    built = {d['abbr']: build_dataset_from_cfg(d) for d in dataset_cfgs}
-    summary, written = [], 0
-    sink = contextlib.nullcontext(io.StringIO()) if count_only else atomic_open(out)
-    with sink as stream:
-        for model_cfg in model_cfgs:
-            cls = model_class(model_cfg)
-            if isinstance(cls, type) and issubclass(cls, LongContextAPI):
-                inputs = ApiInputs(cls.request_builder(model_cfg), model_cfg.get('prices'))
-            elif isinstance(cls, type) and issubclass(cls, LongContextModel):
-                inputs = ModelInputs(cls.input_builder(cls.input_settings(model_cfg)))
-            else:
-                summary.append(
-                    f'{model_cfg["abbr"]}: not a long-context model wrapper (no '
-                    'tokenizer to show); skipped'
-                )
-                continue
-            parser = prompt_parser(model_cfg.get('meta_template'))
-            for dataset_cfg in dataset_cfgs:
-                items, lines = _write_pair(
-                    None if count_only else stream,
-                    model_cfg=model_cfg,
-                    inputs=inputs,
-                    parser=parser,
-                    dataset_cfg=dataset_cfg,
-                    dataset=built[dataset_cfg['abbr']],
-                    limit=limit,
-                )
-                written += items
-                summary += lines
-    if not count_only:
-        summary.append(f'wrote {written} lines to {out}')
-    print('\n'.join(summary))
+    if count_only:
+        kinds = {m['abbr']: _counted_inputs(m) for m in model_cfgs}
+        counted = any(not isinstance(kind, str) for kind in kinds.values())
+        built, failed = _load_datasets(dataset_cfgs, tolerant=True) if counted else ({}, {})
+        lines, complete = count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit)
+        print('\n'.join(lines))
+        return 0 if complete else 1
+    kinds = {m['abbr']: model_inputs(m, offline=False) for m in model_cfgs}
+    built, _ = _load_datasets(dataset_cfgs, tolerant=False)
+    print('\n'.join(_write_all(out, model_cfgs, kinds, dataset_cfgs, built, limit)))
     return 0
 
 
-class ModelInputs:
-    """The ids an in-process wrapper (vLLM, HF) would receive."""
+def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[str]:
+    """Write every model x dataset's lines to ``out``; the summary, with record 0 shown."""
+    from ..atomic import atomic_open
 
-    def __init__(self, builder) -> None:
-        self.builder, self.tokenizer, self.mode = builder, builder.tokenizer, builder.inputs
+    summary, written = [], 0
+    with atomic_open(out) as stream:
+        for model_cfg in model_cfgs:
+            inputs = kinds[model_cfg['abbr']]
+            if isinstance(inputs, str):
+                summary.append(f'{model_cfg["abbr"]}: {inputs}')
+                continue
+            for dataset_cfg in dataset_cfgs:
+                name = f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}'
+                pair = count_pair(
+                    stream, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
+                )
+                if pair is None:
+                    summary.append(f'{name}: no length unit for this dataset; not written')
+                elif pair.sizes:
+                    written += len(pair.sizes)
+                    summary += [f'{pair.line(name)}; record 0:', *pair.preview]
+    summary.append(f'wrote {written} lines to {out}')
+    return summary
 
-    def prompt_text(self, parsed) -> str:
-        return self.builder.prompt_text(parsed)
 
-    def make(self, parsed, max_out_len: int) -> tuple[dict, int, bool, int, list[str]]:
-        """(the line's fields, prompt tokens, cut or not, answer tokens at most, summary)."""
-        item = self.builder.build(parsed, max_out_len)
-        fields = {'input_ids': item.ids, 'n_ids': len(item.ids), 'budget': item.budget}
-        return fields, len(item.ids), item.truncated, max_out_len, describe(self.tokenizer, item)
+def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[list[str], bool]:
+    """The ``--count-only`` report: per model its line per dataset and its total, then the run's
+    total; and whether every model x dataset was counted."""
+    from collections import Counter
 
-    def cost(self, prompt_tokens: int, answer_tokens: int) -> Optional[float]:
-        return None
+    from ..truncation import TruncationError
 
-
-class ApiInputs:
-    """The request an API model would send: its body (messages, text or ids) and counts."""
-
-    def __init__(self, builder, prices: Optional[dict]) -> None:
-        self.builder, self.prices, self.mode = builder, prices, builder.settings.inputs
-
-    def prompt_text(self, parsed) -> str:
-        return self.builder.builder.prompt_text(parsed)
-
-    def make(self, parsed, max_out_len: int) -> tuple[dict, int, bool, int, list[str]]:
-        request = self.builder.request(parsed, max_out_len)
-        fields = {
-            'route': request.route,
-            'transport': request.transport,
-            'body': request.body,
-            'local_prompt_tokens': request.local_tokens,
-            'budget': request.budget,
-            'answered_without_request': request.answer,
-        }
-        answer = (
-            max(0, request.body.get('max_tokens', max_out_len)) if request.answer is None else 0
+    lines = not_read_lines(failed)
+    run_total: Counter = Counter()
+    missing = [m['abbr'] for m in model_cfgs if isinstance(kinds[m['abbr']], str)]
+    for model_cfg in model_cfgs:
+        abbr, inputs = model_cfg['abbr'], kinds[model_cfg['abbr']]
+        if isinstance(inputs, str):
+            lines.append(f'{abbr}: not counted: {inputs}')
+            continue
+        lines.append(f'{abbr} ({inputs.mode}; {inputs.counted_in}):')
+        total: Counter = Counter()
+        for dataset_cfg in dataset_cfgs:
+            if dataset_cfg['abbr'] not in built:
+                continue
+            try:
+                pair = count_pair(
+                    None, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
+                )
+            except TruncationError as exc:  # the window cannot hold the template and answer
+                lines.append(f'  {dataset_cfg["abbr"]}: not counted: {exc}')
+                missing.append(f'{abbr} x {dataset_cfg["abbr"]}')
+                continue
+            if pair is None:
+                lines.append(
+                    f'  {dataset_cfg["abbr"]}: not counted: no benchmark gives its length unit'
+                )
+                missing.append(f'{abbr} x {dataset_cfg["abbr"]}')
+            elif pair.sizes:
+                lines.append(f'  {pair.line(dataset_cfg["abbr"])}')
+                total.update(pair.totals())
+        lines.append(f'  {abbr} total: {describe_total(total)}')
+        run_total.update(total)
+    counted = len(model_cfgs) - sum(isinstance(kind, str) for kind in kinds.values())
+    if not counted:
+        lines.append(
+            f'run total: nothing counted: none of the {len(model_cfgs)} models can be counted '
+            f'here (above); the {len(dataset_cfgs)} datasets were not read'
         )
-        tokens = request.local_tokens if request.answer is None else 0
-        shown = request.body.get('messages', [{}])[-1].get('content') or request.body.get('prompt')
-        text = shown if isinstance(shown, str) else f'{len(shown)} ids'
-        lines = [f'    sends  {request.transport} to /v1/{request.route}: {_shown(text[:SHOWN])}']
-        return fields, tokens, request.truncated, answer, lines
-
-    def cost(self, prompt_tokens: int, answer_tokens: int) -> Optional[float]:
-        from ..models.api_client import cost_usd
-
-        return cost_usd(self.prices, prompt_tokens, answer_tokens)
+        return lines, False
+    lines.append(
+        f'run total: {counted} of {len(model_cfgs)} models can be counted, on {len(built)} of '
+        f'{len(dataset_cfgs)} datasets read: {describe_total(run_total, pairs=True)}'
+        + (f'; not counted: {", ".join(missing)}' if missing else '')
+    )
+    return lines, not missing and not failed
 
 
-def _write_pair(
-    stream, *, model_cfg, inputs, parser, dataset_cfg, dataset, limit: Optional[int]
-) -> tuple[int, list[str]]:
-    """Write one model x dataset's lines (none without a stream); return how many, and its part
-    of the summary."""
+def not_read_lines(failed: dict[str, str]) -> list[str]:
+    """A line per dataset whose data could not be read; the advice ending every one of them
+    (how to get the data) once, after them."""
+    import os.path
+
+    reasons = list(failed.values())
+    shared = os.path.commonprefix([why[::-1] for why in reasons])[::-1] if len(reasons) > 1 else ''
+    shared = shared[shared.index('. ') + 2 :] if '. ' in shared else ''
+    lines = [
+        f'{abbr}: not read: {why[: len(why) - len(shared)].rstrip()}'
+        for abbr, why in failed.items()
+    ]
+    if shared:
+        lines.append(f'  (for each dataset above: {shared})')
+    return lines
+
+
+def describe_total(total, pairs: bool = False) -> str:
+    """``2 datasets, 8 records: 123 words, 456 characters, answers at most 32 tokens, $0.01``
+    (``pairs``: a run's total, whose datasets are counted once per model)."""
+    from .input_kinds import TOTAL_KEYS
+
+    if not total['records']:
+        return 'nothing counted'
+    sizes = [f'{total[unit]} {unit}' for unit in sorted(total) if unit not in TOTAL_KEYS]
+    if 'answer tokens' in total:
+        sizes.append(f'answers at most {total["answer tokens"]} tokens')
+    if 'cost' in total:
+        sizes.append(f'at most ${total["cost"]:.2f}')
+    datasets = 'model x dataset pairs' if pairs else 'datasets'
+    return f'{total["datasets"]} {datasets}, {total["records"]} records: {", ".join(sizes)}'
+
+
+def count_pair(
+    stream, model_cfg, inputs, dataset_cfg, dataset, limit: Optional[int]
+) -> Optional[PairCount]:
+    """One model x dataset's counts, its lines written to ``stream`` where one is given; None
+    where the model cannot measure this dataset's prompts (a baseline on a dataset of no known
+    benchmark)."""
     from opencompass.registry import ICL_PROMPT_TEMPLATES
 
     from ..runner.infer_task import answer_length
+    from .input_kinds import PairCount
 
+    unit = inputs.unit(dataset_cfg['abbr'])
+    if unit is None:
+        return None
     template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
     max_out_len = answer_length(model_cfg, dataset_cfg)
-    sizes, cut, answers, differing, first = [], 0, 0, [], None
+    pair = PairCount(unit, inputs.mode)
     for index in range(min(len(dataset.test), limit or len(dataset.test))):
         prompt = template.generate_item(
             dataset.test[index], output_field=dataset.reader.output_column
         )
-        parsed = parser.parse_template(prompt, mode='gen')
+        parsed = inputs.parser.parse_template(prompt, mode='gen')
         message, expected = inputs.prompt_text(parsed), dataset_prompt(prompt)
-        if message != expected:
-            differing.append(first_difference(expected, message))
-        fields, tokens, truncated, answer, shown = inputs.make(parsed, max_out_len)
-        sizes.append(tokens)
-        cut += truncated
-        answers += answer
-        first = first or (fields, shown)
+        made = inputs.make(parsed, max_out_len, dataset_cfg['abbr'])
+        pair.add(made, None if message == expected else first_difference(expected, message))
         if stream is not None:
             line = {
                 'model': model_cfg['abbr'],
                 'dataset': dataset_cfg['abbr'],
                 'index': index,
-                **fields,
-                'truncated': truncated,
+                **made.fields,
+                'truncated': made.truncated,
                 'mode': inputs.mode,
                 'user_message': message,
                 'user_message_is_dataset_prompt': message == expected,
             }
             stream.write(json.dumps(line, ensure_ascii=False) + '\n')
-    if not sizes:
-        return 0, []
-    check = (
-        f'prompt DIFFERS in {len(differing)}, first {differing[0]}' if differing else 'prompt same'
-    )
-    cost = inputs.cost(sum(sizes), answers)
-    priced = f', at most ${cost:.2f}' if cost is not None else ''
-    return len(sizes), [
-        f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}: {len(sizes)} records, '
-        f'{min(sizes)}-{max(sizes)} prompt tokens ({sum(sizes)} in all, answers at most '
-        f'{answers}{priced}), budget {first[0]["budget"]} ({inputs.mode}), {cut} cut, {check}; '
-        'record 0:',
-        *first[1],
-    ]
+    pair.cost = inputs.cost(sum(pair.sizes), pair.answers or 0) if pair.sizes else None
+    return pair

@@ -8,15 +8,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell, argument, mark_synthetic
+from ..benchmarks import Benchmark, Cell, LengthUnit, argument, mark_synthetic
 from ..commands.arguments import COUNT, SCALE
 from ..sizes import by_size
+from ..text import length
 from . import report as tables
 from .tasks import TASKS_BY_NAME, split_abbr
 
 # The README's table names are the dataset names with dashes, and loogle_MIR is "loogle-MR".
 _PUBLISHED_TABLES = {name.replace('_', '-').replace('MIR', 'MR'): name for name in TASKS_BY_NAME}
 _PUBLISHED_OVERALL = 'Overall Result'
+# The levels' unit: words for English, characters (whitespace excluded) for Chinese.
+_LENGTH_UNITS = {
+    'en': LengthUnit('words', lambda text: length(text, 'en')),
+    'zh': LengthUnit('characters', lambda text: length(text, 'zh')),
+}
 
 
 class LVEval(Benchmark):
@@ -45,6 +51,10 @@ class LVEval(Benchmark):
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         found = split_abbr(abbr)
         return (found[0].name, found[1]) if found else None
+
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        found = split_abbr(abbr)
+        return _LENGTH_UNITS[found[0].language] if found else None
 
     def has_data(self, root: Path) -> bool:
         from .data import find_subsets

@@ -104,9 +104,12 @@ class LongContextAPI(BaseAPIModel):
         self.sample_offset = 0  # the index of the next prompt's sample (set by the infer task)
 
     @classmethod
-    def request_builder(cls, model_cfg: Mapping[str, Any]) -> ApiInputBuilder:
+    def request_builder(
+        cls, model_cfg: Mapping[str, Any], offline: bool = False
+    ) -> ApiInputBuilder:
         """The request builder of a model config (its tokenizer alone is loaded): what the
-        wrapper, ``lveval inputs`` and the pre-run check use."""
+        wrapper, ``lveval inputs`` and the pre-run check use; ``offline`` as for
+        ``load_tokenizer``."""
         settings = InputSettings.from_config(model_cfg, accepted=init_parameters(cls))
         source = settings.tokenizer_path or settings.path
         if is_tiktoken_name(source):
@@ -114,7 +117,7 @@ class LongContextAPI(BaseAPIModel):
         elif settings.tokenizer_path or str(settings.path).startswith(('/', './', '../', '~')):
             folder = check_model_path(source, 'tokenizer')
             tokenizer = load_tokenizer(
-                folder, settings.trust_remote_code, **(settings.tokenizer_kwargs or {})
+                folder, settings.trust_remote_code, offline, **(settings.tokenizer_kwargs or {})
             )
         else:
             raise ModelConfigError(

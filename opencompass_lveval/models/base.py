@@ -3,9 +3,10 @@ and the checks that run before any weights load."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 from opencompass.models.base import BaseModel
@@ -70,10 +71,45 @@ def usage_record(
     }
 
 
-def load_tokenizer(path: str, trust_remote_code: bool = False, **kwargs) -> Any:
+@contextlib.contextmanager
+def hub_offline() -> Iterator[None]:
+    """Hugging Face's offline mode while inside, whatever the environment said at import:
+    ``local_files_only`` alone still lets huggingface_hub reach the hub (it fetches a registry
+    for its user agent, with a 3 s timeout)."""
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_OFFLINE
+    constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE = before
+
+
+def load_tokenizer(
+    path: str, trust_remote_code: bool = False, offline: bool = False, **kwargs
+) -> Any:
+    """A Hugging Face tokenizer from a folder or a hub id. ``offline``: from this machine alone
+    (a folder, or the Hugging Face cache), at once; a hub id found nowhere is an error naming the
+    fix, instead of a minute of retries and transformers' generic connection error."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
+    if not offline:
+        return AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code, **kwargs)
+    try:
+        with hub_offline():
+            return AutoTokenizer.from_pretrained(
+                path, trust_remote_code=trust_remote_code, local_files_only=True, **kwargs
+            )
+    except OSError:
+        if os.path.isdir(os.path.expanduser(str(path))):
+            raise  # a folder that is there but lacks files: transformers' message names them
+        raise ModelConfigError(
+            f'tokenizer {str(path)!r} is not on this machine (no such folder, not in the Hugging '
+            'Face cache) and is not fetched offline: set path= (or tokenizer_path=) to a folder '
+            f'holding its tokenizer files (`hf download {path} --local-dir FOLDER` where the hub '
+            'is reachable)'
+        ) from None
 
 
 class LongContextModel(BaseModel):
@@ -148,11 +184,15 @@ class LongContextModel(BaseModel):
         return InputSettings.from_config(model_cfg, accepted=init_parameters(cls))
 
     @staticmethod
-    def input_builder(settings: InputSettings) -> InputBuilder:
-        """The input builder of these settings, from the tokenizer alone (no weights)."""
+    def input_builder(settings: InputSettings, offline: bool = False) -> InputBuilder:
+        """The input builder of these settings, from the tokenizer alone (no weights); with
+        ``offline``, a tokenizer that is not on this machine is an error at once."""
         tokenizer_source = check_model_path(settings.tokenizer_path or settings.path, 'tokenizer')
         tokenizer = load_tokenizer(
-            tokenizer_source, settings.trust_remote_code, **(settings.tokenizer_kwargs or {})
+            tokenizer_source,
+            settings.trust_remote_code,
+            offline,
+            **(settings.tokenizer_kwargs or {}),
         )
         return InputBuilder(tokenizer, settings)
 

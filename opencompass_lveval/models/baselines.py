@@ -71,26 +71,32 @@ def bm25_best(
     return max(range(len(scores)), key=scores.__getitem__)
 
 
-class _CPUModel(BaseModel):
-    """Shared plumbing: no weights, prompts flattened to text, word counts as token counts."""
+class CPUBaseline(BaseModel):
+    """Shared plumbing: no weights, no tokenizer, prompts flattened to text, word counts as token
+    counts (``lveval inputs --count-only`` counts their prompts in each benchmark's length unit)."""
 
     is_api = False
 
     def __init__(self, path: str = 'cpu-baseline', max_seq_len: int = 10**9, **kwargs) -> None:
         super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
 
+    @staticmethod
+    def prompt_text(parsed) -> str:
+        """The text a baseline answers from, for a prompt parsed by its template parser."""
+        return _convert_base_messages([parsed])[0]
+
     def get_token_len(self, prompt: str) -> int:
-        return len(_convert_base_messages([prompt])[0].split())
+        return len(self.prompt_text(prompt).split())
 
     def generate(self, inputs: list, max_out_len: int, **kwargs) -> list[str]:
-        return [self.answer(text, max_out_len) for text in _convert_base_messages(inputs)]
+        return [self.answer(self.prompt_text(text), max_out_len) for text in inputs]
 
     def answer(self, prompt: str, max_out_len: int) -> str:
         raise NotImplementedError
 
 
 @MODELS.register_module()
-class ExtractiveBaseline(_CPUModel):
+class ExtractiveBaseline(CPUBaseline):
     """The context sentence that best matches the question, without the question's own words."""
 
     def answer(self, prompt: str, max_out_len: int) -> str:
@@ -110,7 +116,7 @@ class ExtractiveBaseline(_CPUModel):
 
 
 @MODELS.register_module()
-class RandomGuessBaseline(_CPUModel):
+class RandomGuessBaseline(CPUBaseline):
     """A valid random answer, the same for the same prompt and seed whatever the batching."""
 
     def __init__(self, seed: int = 0, **kwargs) -> None:

@@ -327,38 +327,24 @@ class DeclaredBenchmark(GridBenchmark):
 
     def configs(self, path: str, sizes=None, tasks=None, **dataset) -> list[dict]:
         """Its OpenCompass dataset configs reading ``path``, at ``sizes`` (any size) of ``tasks``;
-        ``dataset`` adds keys (``limit``). Classes by import path, as OpenCompass dumps them."""
-        here = 'opencompass_lveval'
+        ``dataset`` adds keys (``limit``)."""
+        here = 'opencompass_lveval.declared_opencompass'
         return [
-            dict(
-                type=f'{here}.declared_opencompass.DeclaredDataset',
-                abbr=self.abbr(task, size),
-                benchmark=self.name,
-                task=task,
-                size=size,
-                path=path,
-                reader_cfg=dict(
-                    input_columns=list(self.input_fields), output_column=self.answer_field
+            dataset_config(
+                dict(
+                    type=f'{here}.DeclaredDataset',
+                    abbr=self.abbr(task, size),
+                    benchmark=self.name,
+                    task=task,
+                    size=size,
+                    path=path,
+                    **dataset,
                 ),
-                infer_cfg=dict(
-                    prompt_template=dict(
-                        type=f'{here}.prompt_template.LongContextPromptTemplate',
-                        template=dict(round=[dict(role='HUMAN', prompt=self.prompt)]),
-                        cut=self.cut,
-                    ),
-                    retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
-                    inferencer=dict(
-                        type='opencompass.openicl.icl_inferencer.GenInferencer',
-                        max_out_len=self.max_out_len,
-                    ),
-                ),
-                eval_cfg=dict(
-                    evaluator=dict(
-                        type=f'{here}.declared_opencompass.DeclaredEvaluator', benchmark=self.name
-                    ),
-                    pred_role='BOT',
-                ),
-                **dataset,
+                dict(input_columns=list(self.input_fields), output_column=self.answer_field),
+                self.prompt,
+                self.cut,
+                self.max_out_len,
+                dict(type=f'{here}.DeclaredEvaluator', benchmark=self.name),
             )
             for task in tasks or self.tasks
             for size in sizes or self.sizes
@@ -366,6 +352,35 @@ class DeclaredBenchmark(GridBenchmark):
 
     def demo_datasets(self, path: str) -> list[dict]:
         return self.configs(f'{path}/{self.name}', self.demo_sizes or self.sizes)
+
+
+def dataset_config(
+    dataset: dict, reader_cfg: dict, prompt, cut: Optional[str], max_out_len: int, evaluator: dict
+) -> dict:
+    """One OpenCompass dataset config as every benchmark here runs it: ``dataset`` (its class
+    and arguments), the prompt (a string, one user turn; or OpenCompass's template) in a
+    ``LongContextPromptTemplate`` whose middle cut may shorten field ``cut`` only, zero-shot,
+    generation up to ``max_out_len`` tokens, scored by ``evaluator`` on the model's reply. Classes
+    are named by import path, which OpenCompass resolves and dumps as an imported class."""
+    template = (
+        dict(round=[dict(role='HUMAN', prompt=prompt)]) if isinstance(prompt, str) else prompt
+    )
+    return dict(
+        **dataset,
+        reader_cfg=reader_cfg,
+        infer_cfg=dict(
+            prompt_template=dict(
+                type='opencompass_lveval.prompt_template.LongContextPromptTemplate',
+                template=template,
+                cut=cut,
+            ),
+            retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
+            inferencer=dict(
+                type='opencompass.openicl.icl_inferencer.GenInferencer', max_out_len=max_out_len
+            ),
+        ),
+        eval_cfg=dict(evaluator=evaluator, pred_role='BOT'),
+    )
 
 
 def _is_number(value) -> bool:

@@ -11,6 +11,7 @@ import copy
 from collections.abc import Iterable
 from typing import Optional
 
+from ..declared import dataset_config
 from ..sizes import by_size, is_size
 from .data import default_data_dir
 from .tasks import MAX_OUT_LEN, METRICS, TASKS, task_named
@@ -50,43 +51,28 @@ def adaleval_entries(
 
 
 def dataset_configs(entries: list[dict]) -> list[dict]:
-    """OpenCompass dataset configs for ``adaleval_entries``' entries. Classes are named by import
-    path, which OpenCompass resolves and dumps as it does an imported class."""
+    """OpenCompass dataset configs for ``adaleval_entries``' entries: the official prompt joined
+    from its parts; a middle cut may shorten the body only (the question and answers, or the book
+    parts), never the instructions around it."""
     return [
-        dict(
-            type='opencompass_lveval.adaleval.dataset.AdaLEvalDataset',
-            abbr=entry['abbr'],
-            task=entry['task'],
-            setting=entry['setting'],
-            path=entry['path'],
-            cheap=entry['cheap'],
-            position=entry['position'],
-            reader_cfg=dict(
-                input_columns=['instruction', 'body', 'closing'], output_column='answer'
+        dataset_config(
+            dict(
+                type='opencompass_lveval.adaleval.dataset.AdaLEvalDataset',
+                abbr=entry['abbr'],
+                task=entry['task'],
+                setting=entry['setting'],
+                path=entry['path'],
+                cheap=entry['cheap'],
+                position=entry['position'],
             ),
-            infer_cfg=dict(
-                # The official prompt, joined from its parts; a middle cut may shorten the body
-                # only (the question and answers, or the book parts), never the instructions.
-                prompt_template=dict(
-                    type='opencompass_lveval.prompt_template.LongContextPromptTemplate',
-                    template=dict(
-                        round=[dict(role='HUMAN', prompt='{instruction}{body}{closing}')]
-                    ),
-                    cut='body',
-                ),
-                retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
-                inferencer=dict(
-                    type='opencompass.openicl.icl_inferencer.GenInferencer',
-                    max_out_len=entry['max_out_len'],
-                ),
-            ),
-            eval_cfg=dict(
-                evaluator=dict(
-                    type='opencompass_lveval.adaleval.evaluator.AdaLEvalEvaluator',
-                    task=entry['task'],
-                    extraction=entry['extraction'],
-                ),
-                pred_role='BOT',
+            dict(input_columns=['instruction', 'body', 'closing'], output_column='answer'),
+            '{instruction}{body}{closing}',
+            'body',
+            entry['max_out_len'],
+            dict(
+                type='opencompass_lveval.adaleval.evaluator.AdaLEvalEvaluator',
+                task=entry['task'],
+                extraction=entry['extraction'],
             ),
         )
         for entry in entries

@@ -12,6 +12,7 @@ import copy
 from collections.abc import Iterable
 from typing import Optional
 
+from ..declared import dataset_config
 from .data import default_data_dir
 from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
 
@@ -40,40 +41,28 @@ def lveval_entries(
 
 
 def dataset_configs(entries: list[dict]) -> list[dict]:
-    """OpenCompass dataset configs for ``lveval_entries``' entries. Classes are named by import
-    path, which OpenCompass resolves and dumps as it does an imported class."""
+    """OpenCompass dataset configs for ``lveval_entries``' entries: ``{context}`` and ``{input}``
+    filled in one pass (text inside a field stays as it is); a middle cut may shorten the context
+    only, the instructions and question are kept."""
     return [
-        dict(
-            type='opencompass_lveval.lveval.dataset.LVEvalDataset',
-            abbr=entry['abbr'],
-            name=entry['name'],
-            path=entry['path'],
-            reader_cfg=dict(
+        dataset_config(
+            dict(
+                type='opencompass_lveval.lveval.dataset.LVEvalDataset',
+                abbr=entry['abbr'],
+                name=entry['name'],
+                path=entry['path'],
+            ),
+            dict(
                 input_columns=['context', 'input'],
                 output_column='answers',
                 train_split='test',
                 test_split='test',
             ),
-            infer_cfg=dict(
-                # Fills {context} and {input} in one pass: text inside a field stays as it is. A
-                # middle cut may shorten the context only; the instructions and question are kept.
-                prompt_template=dict(
-                    type='opencompass_lveval.prompt_template.LongContextPromptTemplate',
-                    template=dict(round=[dict(role='HUMAN', prompt=entry['prompt'])]),
-                    cut='context',
-                ),
-                retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
-                inferencer=dict(
-                    type='opencompass.openicl.icl_inferencer.GenInferencer',
-                    max_out_len=entry['max_out_len'],
-                ),
-            ),
-            eval_cfg=dict(
-                evaluator=dict(
-                    type='opencompass_lveval.lveval.evaluator.LVEvalEvaluator',
-                    metric=entry['metric'],
-                ),
-                pred_role='BOT',
+            entry['prompt'],
+            'context',
+            entry['max_out_len'],
+            dict(
+                type='opencompass_lveval.lveval.evaluator.LVEvalEvaluator', metric=entry['metric']
             ),
         )
         for entry in entries

@@ -129,7 +129,8 @@ def _distribution(folder, name: str, module_source: str):
 def unloaded_registry(monkeypatch, tmp_path):
     """The registry loaded afresh (``BENCHMARKS`` restored afterwards), with ``tmp_path`` on
     sys.path for distributions made there."""
-    monkeypatch.delattr(benchmarks, 'BENCHMARKS', raising=False)
+    benchmarks.registered()  # loaded now, so the registry as it was comes back afterwards
+    monkeypatch.delattr(benchmarks, 'BENCHMARKS')
     monkeypatch.syspath_prepend(str(tmp_path))
     return tmp_path
 

@@ -6,13 +6,13 @@ and depths, depth maps, the run's tables and plots, the leaderboard tables and t
 published rows. Ada-LEval stands on it and overrides only its own (its report's metric tables and
 chance line, its position maps); LV-Eval's Overall, groups and judge columns are its own.
 
-A ``DeclaredBenchmark`` is a ``GridBenchmark`` whose data the framework also handles. It says: its cells (tasks x sizes), its prompt and answer fields,
-its metric (the headline), where each record's score and answer depth live, its published rows
-and how to score one record and make synthetic ones. The framework supplies everything else the
-same way for every such benchmark: data check and synthetic files, the dataset and evaluator
-classes with provenance (``declared_opencompass.py``), the OpenCompass dataset configs and
-summary groups, the per-size tables with intervals and their plots, depth maps, the leaderboard
-tables and tidy rows. The repository's examples hold a complete one.
+A ``DeclaredBenchmark`` is a ``GridBenchmark`` whose data the framework also handles. It says
+what it is: its cells (tasks x sizes), its prompt and answer fields, its headline metric, where
+each record's answer depth lives, and how to score one record and make synthetic ones. The
+framework supplies the rest: data check and synthetic files, the dataset and evaluator classes
+with provenance (``declared_opencompass.py``), the OpenCompass dataset configs
+(``dataset_config``, the shape LV-Eval's and Ada-LEval's entries use too) and summary groups,
+and the presentation above. The repository's examples hold a complete one.
 
 Data: one JSON-lines file per cell (``data_file``), each line a record with the prompt's fields,
 the answer and, where the benchmark places answers, the answer's depth (0-1 of the context).

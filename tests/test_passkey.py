@@ -115,6 +115,17 @@ def test_the_prompt_is_the_record_and_the_random_baseline_knows_it(passkey):
     )
 
 
+def test_published_rows_come_from_the_declared_file(passkey, tmp_path, monkeypatch):
+    table = tmp_path / 'published.csv'
+    table.write_text(
+        'model,source,task,size,score\nM,Paper (Table 2),retrieval,4k,97.5\nN,Paper,retrieval,2k,\n'
+    )
+    monkeypatch.setattr(passkey, 'published_file', table)
+    assert list(passkey.published()) == [
+        ('M', 'Paper (Table 2)', ('retrieval', '4k'), {'score': 97.5})
+    ]
+
+
 def test_the_example_config_parses_its_datasets(passkey):
     from mmengine.config import Config
 

@@ -31,25 +31,36 @@ for path in configs:
     Config.fromfile(str(path), format_python_code=False)
 print(f'loaded {len(configs)} shipped configs')
 
-Path('my_eval.py').write_text("""from mmengine.config import read_base
-with read_base():
-    from opencompass_lveval.configs.datasets.lveval.lveval_gen import lveval_datasets
-    from opencompass_lveval.configs.datasets.adaleval.adaleval_gen import adaleval_datasets
-    from opencompass_lveval.configs.models.cpu_baselines import models
-    from opencompass_lveval.configs.summarizers.lveval import summarizer
-datasets = lveval_datasets + adaleval_datasets
-""")
+from opencompass_lveval import benchmarks  # noqa: E402
+
+# A config outside the checkout reading every registered benchmark's main shipped dataset config.
+main_configs = [(b, b.dataset_configs[0].split(':')) for b in benchmarks.BENCHMARKS]
+imports = ''.join(
+    f'    from opencompass_lveval.configs.{path[:-3].replace("/", ".")} import {name}\n'
+    for _, (path, name) in main_configs
+)
+Path('my_eval.py').write_text(
+    'from mmengine.config import read_base\nwith read_base():\n'
+    + imports
+    + '    from opencompass_lveval.configs.models.cpu_baselines import models\n'
+    + '    from opencompass_lveval.configs.summarizers.lveval import summarizer\n'
+    + f'datasets = {" + ".join(name for _, (_, name) in main_configs)}\n'
+)
 cfg = Config.fromfile('my_eval.py', format_python_code=False)
 abbrs = [d['abbr'] for d in cfg.datasets]
-assert sum(a.startswith('LVEval_') for a in abbrs) == 55, abbrs
-assert sum(a.startswith('AdaLEval_') for a in abbrs) == 17, abbrs
+for benchmark, (path, name) in main_configs:
+    own = [abbr for abbr in abbrs if benchmark.split_abbr(abbr)]
+    shipped = Config.fromfile(str(package / 'configs' / path), format_python_code=False)[name]
+    assert own and len(own) == len(shipped), (benchmark.name, own)
 assert [m['abbr'] for m in cfg.models] == ['extractive-bm25', 'random-guess']
 assert cfg.summarizer['type'].__name__ == 'LongContextSummarizer'
 print(f'a config outside the checkout read {len(abbrs)} datasets, 2 models and the summarizer')
 
 from opencompass_lveval.leaderboard.published import published_rows  # noqa: E402
 
-assert len(published_rows()) == 21, 'the published results must ship inside the wheel'
+# The published results ship inside the wheel: every model the benchmarks' files name is a row.
+models_published = {found[0] for b in benchmarks.BENCHMARKS for found in b.published()}
+assert models_published and len(published_rows()) == len(models_published), models_published
 
 bin_dir = Path(sys.executable).parent
 folder = subprocess.run(
@@ -59,5 +70,6 @@ assert Path(folder) == package / 'configs', folder
 help_text = subprocess.run(
     [bin_dir / 'lveval', '--help'], capture_output=True, text=True, check=True
 ).stdout
-assert 'score-adaleval' in help_text
+for benchmark in benchmarks.BENCHMARKS:
+    assert benchmark.title in help_text, (benchmark.title, help_text)
 print(f'lveval configs-dir -> {folder}; lveval --help works')

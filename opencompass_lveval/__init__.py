@@ -5,7 +5,8 @@ command starts at once. Each dataset, evaluator, prompt template and model class
 in OpenCompass's registries where it is defined, when its module is imported; config files import
 the classes directly, and ``import opencompass_lveval.register`` (or
 ``custom_imports=dict(imports=['opencompass_lveval.register'])``) registers them all so configs
-may name them by string. The classes are also reachable here, loaded on first use.
+may name them by string. The classes are also reachable here, loaded on first use: the
+framework's from ``_CLASSES``, each benchmark's from its declaration (``Benchmark.classes``).
 """
 
 from __future__ import annotations
@@ -14,14 +15,11 @@ import importlib
 
 __version__ = '0.4.0'
 
-# Class -> module, imported when the class is first asked for (PEP 562).
+# The framework's classes -> module, imported when first asked for (PEP 562).
 _CLASSES = {
-    'LVEvalDataset': 'lveval.dataset',
-    'LVEvalEvaluator': 'lveval.evaluator',
-    'LVEvalJudgeEvaluator': 'lveval.evaluator',
-    'AdaLEvalDataset': 'adaleval.dataset',
-    'AdaLEvalEvaluator': 'adaleval.evaluator',
     'LongContextPromptTemplate': 'prompt_template',
+    'DeclaredDataset': 'declared_opencompass',
+    'DeclaredEvaluator': 'declared_opencompass',
     'LongContextHF': 'models.hf',
     'LongContextVLLM': 'models.vllm',
     'LongContextAPI': 'models.api',
@@ -33,14 +31,27 @@ _CLASSES = {
     'JudgePartitioner': 'runner.judge_task',
     'LongContextSummarizer': 'report.summarizer',
 }
-__all__ = sorted(_CLASSES) + ['__version__']
+
+
+def all_classes() -> dict[str, str]:
+    """Every class configs may name by string -> its module: the framework's and every
+    registered benchmark's."""
+    benchmarks = importlib.import_module(f'{__name__}.benchmarks')
+    own = {name: f'{__name__}.{module}' for name, module in _CLASSES.items()}
+    return {**own, **benchmarks.classes()}
 
 
 def __getattr__(name: str):
-    if name in _CLASSES:
-        return getattr(importlib.import_module(f'.{_CLASSES[name]}', __name__), name)
+    if name == '__all__':
+        return sorted(all_classes()) + ['__version__']
+    if not name[:1].isupper():  # submodules and probes (``__path__``) never load the registry
+        raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+    module = _CLASSES.get(name)
+    module = f'{__name__}.{module}' if module else all_classes().get(name)
+    if module:
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def __dir__() -> list[str]:
-    return __all__
+    return sorted(all_classes()) + ['__version__']

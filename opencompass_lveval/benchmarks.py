@@ -1,16 +1,19 @@
-"""The benchmarks of the package behind one interface, and their registry.
+"""The benchmarks behind one interface, and their one registry.
 
 Shared code (data check, synthetic data, reports, the OpenCompass summarizer, leaderboards,
-published numbers, the CPU baselines) loops over ``BENCHMARKS`` and never names a benchmark.
-Adding one is a package whose ``benchmark`` module defines a ``Benchmark`` subclass, plus its line
-in ``PACKAGES``; the README shows a toy one. Each benchmark keys its results by (task, size):
-LV-Eval's datasets and length levels, Ada-LEval's tasks and token settings.
+published numbers, the CPU baselines, the demo config, the install checks) loops over
+``BENCHMARKS`` and never names a benchmark. The package's own are listed in ``BUILTIN``; a
+benchmark kept in another distribution joins through the entry point group
+``opencompass_lveval.benchmarks`` (``name = "module:Class"``), loaded on first use
+(docs/adding-a-benchmark.md). Each benchmark keys its results by (task, size): LV-Eval's datasets
+and length levels, Ada-LEval's tasks and token settings.
 """
 
 from __future__ import annotations
 
 import importlib
 import random
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,10 +22,12 @@ from typing import Any, Optional
 
 from .tables import BoardTable, Table
 
-PACKAGES = (
-    'opencompass_lveval.lveval.benchmark',
-    'opencompass_lveval.adaleval.benchmark',
+# The package's benchmarks, in the order shared tables list them; entry points come after.
+BUILTIN = (
+    'opencompass_lveval.lveval.benchmark:LVEval',
+    'opencompass_lveval.adaleval.benchmark:AdaLEval',
 )
+ENTRY_POINT_GROUP = 'opencompass_lveval.benchmarks'
 Cell = tuple[str, str]  # (task, size)
 # Written beside synthetic data (``lveval data synth``): data check then calls its small record
 # counts synthetic rather than a truncated download.
@@ -87,6 +92,14 @@ class Benchmark(ABC):
 
     name: str
     title: str
+    # Its classes OpenCompass configs may name by string ('module:Class'): reachable as
+    # ``opencompass_lveval.Class`` and registered by ``import opencompass_lveval.register``.
+    classes: tuple[str, ...] = ()
+    # Its dataset configs in the package's configs/ ('path/under/configs.py:variable'), the
+    # main one first; install checks and prompt tests load them.
+    dataset_configs: tuple[str, ...] = ()
+    # How its depth maps place a record, for the leaderboard page's legend ('' for none).
+    depth_legend: str = ''
     result_metrics: tuple[str, ...] = ('score',)  # what its evaluator reports, in percent
     board_metrics: tuple[str, ...] = ('score',)  # the result metrics a leaderboard keeps
 
@@ -104,9 +117,14 @@ class Benchmark(ABC):
     def check_data(self, root: Path) -> tuple[list[str], bool]:
         """``lveval data check``: the report's lines and whether all is in order."""
 
+    # Its ``lveval data synth`` arguments; a flag two benchmarks declare is one argument (the
+    # first registered declares it) whose value both receive.
+    synth_arguments: tuple[Argument, ...] = ()
+
     @abstractmethod
-    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
-        """Seeded synthetic data for demos and tests; a line saying what was written."""
+    def write_synthetic(self, out_dir: Path, *, seed: int, **options) -> str:
+        """Seeded synthetic data for demos and tests, ``options`` its ``synth_arguments`` by
+        argparse name; a line saying what was written."""
 
     # Reports and leaderboards --------------------------------------------------------------------
 
@@ -189,21 +207,87 @@ class Benchmark(ABC):
         """A uniformly random valid answer to one of its prompts; None for other prompts."""
         return None
 
+    def demo_datasets(self, path: str) -> list[dict]:
+        """Its part of ``configs/eval_demo.py``: dataset configs reading the synthetic data that
+        ``lveval data synth`` wrote to ``path``."""
+        return []
+
+    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
+        """OpenCompass summary rows and groups for its datasets among ``abbrs``."""
+        return [], []
+
+    def summary_config(self, datasets: list[dict]) -> dict:
+        """A summarizer's rows and groups for its dataset configs ``datasets`` (a config's
+        ``summarizer = dict(type=..., **benchmark.summary_config(datasets))``)."""
+        rows, groups = self.summary([dataset['abbr'] for dataset in datasets])
+        return dict(dataset_abbrs=rows, summary_groups=groups)
+
+    def row_conflicts(self, results: dict[str, Any]) -> list[str]:
+        """What makes one leaderboard row's results (dataset abbr -> ``runs.Result``) disagree in
+        a way of its own (Ada-LEval: extraction modes); each note is shown on the board."""
+        return []
+
+    def shown_sizes(self, sizes: Any) -> list[str]:
+        """What a board shows of it (``board_sizes``), as short phrases for one line."""
+        return list(sizes)
+
     def length_unit(self, abbr: str) -> Optional[LengthUnit]:
         """The unit its lengths are given in for one of its datasets (variants included); None
         for other datasets."""
         return None
 
 
+def _instance(loaded: Any, origin: str) -> Benchmark:
+    from .errors import BenchmarkError
+
+    benchmark = loaded() if isinstance(loaded, type) else loaded
+    if not isinstance(benchmark, Benchmark):
+        raise BenchmarkError(f'{origin} gives {loaded!r}, not a Benchmark subclass or instance')
+    return benchmark
+
+
+def _builtin(spec: str) -> Benchmark:
+    module, _, attribute = spec.partition(':')
+    return _instance(getattr(importlib.import_module(module), attribute), spec)
+
+
+def _from_entry_point(entry) -> Benchmark:
+    """One outside benchmark; a failure names the distribution that declared it."""
+    from .errors import BenchmarkError
+
+    dist = getattr(entry.dist, 'name', None) or 'an unknown distribution'
+    origin = (
+        f"the benchmark entry point '{entry.name} = {entry.value}' "
+        f'(group {ENTRY_POINT_GROUP}) of {dist}'
+    )
+    try:
+        loaded = entry.load()
+    except Exception as exc:  # any error in someone else's module: say whose it is
+        raise BenchmarkError(
+            f'{origin} failed to load: {type(exc).__name__}: {exc}. Fix {dist} or uninstall it '
+            f'(pip uninstall {dist})'
+        ) from exc
+    return _instance(loaded, origin)
+
+
+def _entry_points() -> list:
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name)
+
+
 def _load() -> tuple[Benchmark, ...]:
-    found = []
-    for module in PACKAGES:
-        classes = [
-            value
-            for value in vars(importlib.import_module(module)).values()
-            if isinstance(value, type) and issubclass(value, Benchmark) and value is not Benchmark
-        ]
-        found += [cls() for cls in classes if cls.__module__ == module]
+    """The built-in benchmarks, then the entry points' by name; a name taken twice is an error."""
+    from .errors import BenchmarkError
+
+    found = [_builtin(spec) for spec in BUILTIN]
+    found += [_from_entry_point(entry) for entry in _entry_points()]
+    names = [benchmark.name for benchmark in found]
+    if twice := sorted({name for name in names if names.count(name) > 1}):
+        raise BenchmarkError(
+            f'benchmark name(s) {", ".join(twice)} registered twice (entry point group '
+            f'{ENTRY_POINT_GROUP}); uninstall one of the distributions'
+        )
     return tuple(found)
 
 
@@ -215,11 +299,14 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+def registered() -> tuple[Benchmark, ...]:
+    """``BENCHMARKS``, looked up each time (tests may replace it)."""
+    return sys.modules[__name__].BENCHMARKS
+
+
 def length_unit_of(abbr: str) -> Optional[LengthUnit]:
     """The length unit of the benchmark a dataset abbreviation belongs to, else None."""
-    from . import benchmarks
-
-    for benchmark in benchmarks.BENCHMARKS:
+    for benchmark in registered():
         unit = benchmark.length_unit(abbr)
         if unit is not None:
             return unit
@@ -228,10 +315,47 @@ def length_unit_of(abbr: str) -> Optional[LengthUnit]:
 
 def named(name: str) -> Benchmark:
     """The registered benchmark called ``name``, or an error listing them."""
-    from . import benchmarks
-
-    for benchmark in benchmarks.BENCHMARKS:
+    for benchmark in registered():
         if benchmark.name == name:
             return benchmark
-    known = [b.name for b in benchmarks.BENCHMARKS]
+    known = [b.name for b in registered()]
     raise ValueError(f'no benchmark {name!r}; known: {", ".join(known)}')
+
+
+def classes() -> dict[str, str]:
+    """Every benchmark's classes that configs may name: class name -> module."""
+    return {
+        spec.partition(':')[2]: spec.partition(':')[0]
+        for benchmark in registered()
+        for spec in benchmark.classes
+    }
+
+
+def dataset_configs() -> list[tuple[str, str]]:
+    """(path under configs/, variable) of every benchmark's shipped dataset configs."""
+    return [
+        (path, variable)
+        for benchmark in registered()
+        for path, _, variable in (spec.partition(':') for spec in benchmark.dataset_configs)
+    ]
+
+
+def demo_datasets(path: str) -> list[dict]:
+    """``configs/eval_demo.py``'s datasets: every benchmark's, reading ``path``."""
+    return [config for benchmark in registered() for config in benchmark.demo_datasets(path)]
+
+
+def demo_summarizer(abbrs: list[str]) -> dict:
+    """``configs/eval_demo.py``'s summarizer rows and groups, every benchmark's in turn."""
+    rows, groups = [], []
+    for benchmark in registered():
+        more_rows, more_groups = benchmark.summary(abbrs)
+        rows += more_rows
+        groups += more_groups
+    return dict(dataset_abbrs=rows, summary_groups=groups)
+
+
+def titles() -> str:
+    """The registered benchmarks' titles, for help texts: ``LV-Eval and Ada-LEval``."""
+    names = [benchmark.title for benchmark in registered()]
+    return ' and '.join([', '.join(names[:-1]), names[-1]] if len(names) > 1 else names)

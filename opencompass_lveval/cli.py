@@ -1,5 +1,5 @@
 """The ``lveval`` command: check, synthesise and build data, score predictions, dry-run configs
-and report per-length results, for LV-Eval and Ada-LEval.
+and report per-length results, for every registered benchmark.
 
 This module only builds the top-level parser and dispatches; each subcommand is a module of
 ``opencompass_lveval.commands`` that adds its own parser and imports what it needs when it runs,
@@ -41,14 +41,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog='lveval', description=__doc__.split('\n\n')[0])
+    from . import benchmarks
+
+    description = __doc__.split('\n\n')[0].replace(
+        'every registered benchmark', benchmarks.titles()
+    )
+    parser = _Parser(prog='lveval', description=description)
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     subparsers = parser.add_subparsers(dest='command', required=True)
-    from . import benchmarks
 
     for command in BEFORE:
         command.add_parser(subparsers)
-    for benchmark in benchmarks.BENCHMARKS:
+    for benchmark in benchmarks.registered():
         for add_parser in benchmark.commands():
             add_parser(subparsers)
     for command in AFTER:
@@ -57,9 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .errors import BenchmarkError
+
     try:
         args = build_parser().parse_args(argv)
-    except UsageError as exc:
+    except (UsageError, BenchmarkError) as exc:  # a bad command line, or a benchmark's package
         print(f'error: {exc}', file=sys.stderr)
         return 2
     try:

@@ -29,3 +29,8 @@ class ModelConfigError(ValueError):
 class ApiError(RuntimeError):
     """A request to a model's API failed for good (refused key, rejected request, retries spent);
     the message says which request, what the server said and what to do."""
+
+
+class BenchmarkError(ValueError):
+    """A benchmark that cannot join the registry: its entry point fails to load, it is no
+    ``Benchmark``, or its name is taken; the message names the distribution to fix or uninstall."""

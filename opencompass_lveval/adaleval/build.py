@@ -22,7 +22,7 @@ from ..atomic import atomic_open
 from ..jsonl import is_strings, not_json_field, strict_loads
 from ..sizes import parse_size
 from .prompts import tsort_prompt
-from .tasks import BESTANSWER, TSORT, AdaTask
+from .tasks import BESTANSWER, TASKS, TSORT, AdaTask
 
 TSORT_LIMITS = {  # tokens (GPT-4 tokenizer): before, each of the 4 parts, after; stride between
     '2k': (200, 350, 200, 64),
@@ -211,16 +211,10 @@ def iter_bestanswer_records(
     seeded order drawn lazily from its own generator, and the walk stops once no answer of the
     source could fit the room left, so a question costs its tag lookups and the answers it
     takes, not a pass over the whole source."""
-    import numpy as np
-
     sizes = [[counter.count(a) for a in q['all_answers']] for q in questions]  # counted once
     smallest = min((size for row in sizes for size in row), default=0)
     tag_sets = [sorted(set(question['tags'])) for question in questions]
-    members: dict[str, list[int]] = {}
-    for j, tags in enumerate(tag_sets):
-        for tag in tags:
-            members.setdefault(tag, []).append(j)
-    by_tag = {tag: np.array(js, dtype=np.int64) for tag, js in members.items()}
+    by_tag = _tag_index(tag_sets)
     for index, question in enumerate(
         tqdm(questions, desc=f'stackselect {budget} tokens', leave=False)
     ):
@@ -233,15 +227,7 @@ def iter_bestanswer_records(
             a for i, a in enumerate(question['all_answers']) if i != accepted_index
         ]
         used = counter.count(question['question']) + sum(sizes[index])
-        own = tag_sets[index]
-        if share <= 0:
-            near = [j for j in range(len(questions)) if j != index]
-        elif own:  # a positive share needs a shared tag
-            joined = np.concatenate([by_tag[tag] for tag in own])
-            found, shared = np.unique(joined, return_counts=True)
-            near = found[(shared / len(own) >= share) & (found != index)].tolist()
-        else:
-            near = []
+        near = _near_questions(index, tag_sets[index], share, by_tag, len(questions))
         for j in _seeded_order(near, walk):
             if budget - used < smallest:
                 break
@@ -260,6 +246,31 @@ def iter_bestanswer_records(
             answer=f'A{position + 1}',
             tags=question['tags'],
         )
+
+
+def _tag_index(tag_sets: list[list[str]]) -> dict:
+    """Tag -> the indices of the questions carrying it, as an array."""
+    import numpy as np
+
+    members: dict[str, list[int]] = {}
+    for j, tags in enumerate(tag_sets):
+        for tag in tags:
+            members.setdefault(tag, []).append(j)
+    return {tag: np.array(js, dtype=np.int64) for tag, js in members.items()}
+
+
+def _near_questions(index: int, own: list[str], share: float, by_tag: dict, count: int) -> list:
+    """The other questions sharing at least ``share`` of question ``index``'s tags ``own``
+    (every other question where ``share`` is not positive), in index order."""
+    import numpy as np
+
+    if share <= 0:
+        return [j for j in range(count) if j != index]
+    if not own:  # a positive share needs a shared tag
+        return []
+    joined = np.concatenate([by_tag[tag] for tag in own])
+    found, shared = np.unique(joined, return_counts=True)
+    return found[(shared / len(own) >= share) & (found != index)].tolist()
 
 
 def _seeded_order(items: list[int], rng: random.Random) -> Iterator[int]:
@@ -355,3 +366,13 @@ def write_task_file(
             stream.write((', ' if index else '') + json.dumps(record, ensure_ascii=False))
         stream.write(']')
     return path
+
+
+def write_synthetic(out_dir: str | Path, count: int = 10, seed: int = 0) -> list[Path]:
+    """Seeded synthetic files of every task at its demo settings (demos, tests): each task's
+    records come from ``synthetic.py`` through the task table."""
+    return [
+        write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
+        for task in TASKS
+        for setting in task.demo_settings
+    ]

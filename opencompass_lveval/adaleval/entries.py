@@ -11,6 +11,7 @@ import copy
 from collections.abc import Iterable
 from typing import Optional
 
+from ..declared import dataset_config
 from ..sizes import by_size, is_size
 from .data import default_data_dir
 from .tasks import MAX_OUT_LEN, METRICS, TASKS, task_named
@@ -47,6 +48,35 @@ def adaleval_entries(
                 )
             )
     return entries
+
+
+def dataset_configs(entries: list[dict]) -> list[dict]:
+    """OpenCompass dataset configs for ``adaleval_entries``' entries: the official prompt joined
+    from its parts; a middle cut may shorten the body only (the question and answers, or the book
+    parts), never the instructions around it."""
+    return [
+        dataset_config(
+            dict(
+                type='opencompass_lveval.adaleval.dataset.AdaLEvalDataset',
+                abbr=entry['abbr'],
+                task=entry['task'],
+                setting=entry['setting'],
+                path=entry['path'],
+                cheap=entry['cheap'],
+                position=entry['position'],
+            ),
+            dict(input_columns=['instruction', 'body', 'closing'], output_column='answer'),
+            '{instruction}{body}{closing}',
+            'body',
+            entry['max_out_len'],
+            dict(
+                type='opencompass_lveval.adaleval.evaluator.AdaLEvalEvaluator',
+                task=entry['task'],
+                extraction=entry['extraction'],
+            ),
+        )
+        for entry in entries
+    ]
 
 
 def _variant(config: dict, **changes) -> dict:

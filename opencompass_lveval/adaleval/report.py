@@ -1,21 +1,20 @@
-"""Ada-LEval's tables and plots: per task, every metric by setting for each model and the
-accuracy plot of a run's report; accuracy with instruction following by setting on the
-leaderboard. Settings are whatever the results hold, smallest first."""
+"""Ada-LEval's own report: per task, every metric by setting for each model, and the accuracy
+plot with the chance line; BestAnswer's position-bias maps. Its leaderboard tables and tidy rows
+are the framework's (``declared.GridBenchmark``). Settings are whatever the results hold,
+smallest first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
-from ..intervals import NOTE, bootstrap_cells, interval, resamples_in
-from ..report.results import detail_value
+from ..intervals import bootstrap_cells, interval
 from ..sizes import by_size, is_size
-from ..tables import BoardLine, BoardTable, Table, result_value
+from ..tables import Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
 
 NAME = 'adaleval'
-BOARD_METRICS = ('accuracy', 'instruction_following')
 INTERVAL_METRIC = 'accuracy'  # what the per-record scores average to
 POSITION_STEM = 'adaleval_score_by_answer_position'
 
@@ -28,14 +27,6 @@ def setting_of(abbr: str, task: AdaTask, variant: str = '') -> Optional[str]:
     return rest if abbr.startswith(prefix) and is_size(rest) else None
 
 
-def split_abbr(abbr: str) -> Optional[tuple[str, str]]:
-    """(task name, setting) of a plain Ada-LEval abbreviation, else None."""
-    for task in TASKS:
-        if setting := setting_of(abbr, task):
-            return task.name, setting
-    return None
-
-
 def settings_in(task: AdaTask, results_by_model: dict[str, dict]) -> list[str]:
     """The settings of ``task`` that any model has results for, smallest first."""
     return by_size(
@@ -46,20 +37,7 @@ def settings_in(task: AdaTask, results_by_model: dict[str, dict]) -> list[str]:
     )
 
 
-def record_scores(result: dict) -> Optional[list[float]]:
-    """Per-record accuracy (100 or 0) from AdaLEvalEvaluator's details; None unless every
-    record says True or False."""
-    details = result.get('details')
-    try:
-        correct = [detail_value(d, 'correct') for d in details] if details else None
-    except (KeyError, TypeError, IndexError):
-        return None
-    if correct is None or not all(isinstance(c, bool) for c in correct):
-        return None
-    return [100.0 * c for c in correct]
-
-
-def _samples(results: dict[str, dict[str, dict]]) -> dict:
+def _samples(results: dict[str, dict[str, dict]], record_scores: Callable) -> dict:
     """(task, setting) -> model -> bootstrap distribution of the accuracy, default settings."""
     cells = {
         (NAME, task.name, setting): {
@@ -143,12 +121,14 @@ def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
     return maps
 
 
-def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list[Path]]:
+def report(
+    results: dict[str, dict[str, dict]], out: Path, record_scores: Callable
+) -> tuple[list[Table], list[Path]]:
     """Every model's tables, and per task the accuracy plot with the chance line and error
-    bars."""
+    bars (intervals from ``record_scores``, the benchmark's per-record accuracy)."""
     from ..report.plots import plot_lines
 
-    samples = _samples(results)
+    samples = _samples(results, record_scores)
     tables = [
         table for model, found in results.items() for table in model_tables(model, found, samples)
     ]
@@ -190,63 +170,3 @@ def report(results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table],
         )
         plots.append(path)
     return tables, plots
-
-
-# The leaderboard --------------------------------------------------------------------------------
-
-
-def board_settings(rows: list) -> dict[str, list[str]]:
-    """Task -> the settings any row has a result at, for the tasks that have any."""
-    found = {
-        task.name: by_size(
-            {s for row in rows for (t, s) in row.results.get(NAME, {}) if t == task.name}
-        )
-        for task in TASKS
-    }
-    return {task: settings for task, settings in found.items() if settings}
-
-
-def _values(row, task: str, setting: str) -> dict:
-    return row.results.get(NAME, {}).get((task, setting), {})
-
-
-def board_tables(rows: list, settings: dict[str, list[str]]) -> list[BoardTable]:
-    tables = []
-    for task, shown in settings.items():
-        lines = [
-            BoardLine(
-                row,
-                [_values(row, task, s).get('accuracy') for s in shown],
-                [_values(row, task, s).get('instruction_following') for s in shown],
-                intervals=[interval(row.samples.get(NAME, {}).get((task, s))) for s in shown],
-            )
-            for row in rows
-            if any(t == task for t, _ in row.results.get(NAME, {}))
-        ]
-        tables.append(
-            BoardTable(
-                f'{NAME}-{task}',
-                f'Ada-LEval {task}: accuracy (instruction following) by setting',
-                shown,
-                lines,
-                note_label='instruction following',
-                note=NOTE.format(resamples=resamples_in(rows, NAME)),
-            )
-        )
-    return tables
-
-
-def tidy(row, settings: dict[str, list[str]]) -> Iterator[tuple]:
-    """(table, item, setting, metric, value, interval): accuracy with its interval."""
-    for task, shown in settings.items():
-        for setting in shown:
-            for name, value in _values(row, task, setting).items():
-                found = row.samples.get(NAME, {}).get((task, setting))
-                yield (
-                    task,
-                    task,
-                    setting,
-                    name,
-                    value,
-                    (interval(found) if name == INTERVAL_METRIC else None),
-                )

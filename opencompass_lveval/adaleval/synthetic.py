@@ -9,7 +9,6 @@ Sizes use a words ~ 0.75 x tokens rule of thumb; the data has the official shape
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 from ..sizes import parse_size
 from .prompts import tsort_prompt
@@ -106,15 +105,3 @@ def tsort_synthetic_records(setting: str, count: int, seed: int = 0) -> list[dic
             )
         )
     return records
-
-
-def write_synthetic(out_dir: str | Path, count: int = 10, seed: int = 0) -> list[Path]:
-    """Seeded synthetic files of every task at its demo settings (demos, tests)."""
-    from .build import write_task_file
-    from .tasks import TASKS
-
-    return [
-        write_task_file(task, setting, task.synthetic(setting, count, seed), out_dir)
-        for task in TASKS
-        for setting in task.demo_settings
-    ]

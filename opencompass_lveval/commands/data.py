@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .arguments import COUNT, SCALE
+from .. import benchmarks
 
 
 def add_parser(subparsers) -> None:
@@ -19,37 +19,40 @@ def add_parser(subparsers) -> None:
     data_commands = parser.add_subparsers(dest='data_command', required=True)
     check_parser = data_commands.add_parser(
         'check',
-        help='read every LV-Eval subset or Ada-LEval file under FOLDER once: record '
+        help=f'read every data file of {benchmarks.titles()} under FOLDER once: record '
         'counts against the official ones, schema and encoding problems',
     )
     check_parser.add_argument('folder')
-    from .. import benchmarks
     from ..datacheck import AUTO
 
+    registered = benchmarks.registered()
     check_parser.add_argument(
         '--benchmark',
-        choices=[AUTO] + [b.name for b in benchmarks.BENCHMARKS],
+        choices=[AUTO] + [b.name for b in registered],
         default=AUTO,
-        help='auto: every benchmark whose files are there (LV-Eval when none is)',
+        help=f'auto: every benchmark whose files are there ({registered[0].title} when none is)',
     )
     check_parser.set_defaults(handler=_handle_check)
     synth_parser = data_commands.add_parser(
         'synth',
-        help='write seeded synthetic data: all 55 LV-Eval subsets and a few Ada-LEval '
-        'settings (demos, tests)',
+        help=f'write seeded synthetic data of {benchmarks.titles()} in their official formats '
+        '(demos, tests)',
     )
     synth_parser.add_argument('out_dir')
-    synth_parser.add_argument(
-        '--count', type=COUNT, default=4, help='records per subset (default 4)'
-    )
-    synth_parser.add_argument(
-        '--scale',
-        type=SCALE,
-        default=100,
-        help='divide the level lengths by this (default 100: 16k -> 160 words)',
-    )
+    for flag, options in synth_flags().items():
+        synth_parser.add_argument(flag, **options)
     synth_parser.add_argument('--seed', type=int, default=0)
     synth_parser.set_defaults(handler=_handle_synth)
+
+
+def synth_flags() -> dict[str, dict]:
+    """Every benchmark's ``data synth`` arguments, a flag shared by two declared once (by the
+    first registered)."""
+    flags: dict[str, dict] = {}
+    for benchmark in benchmarks.registered():
+        for flag, options in benchmark.synth_arguments:
+            flags.setdefault(flag, options)
+    return flags
 
 
 def _handle_check(args: argparse.Namespace) -> int:
@@ -57,7 +60,11 @@ def _handle_check(args: argparse.Namespace) -> int:
 
 
 def _handle_synth(args: argparse.Namespace) -> int:
-    return synth(out_dir=args.out_dir, count=args.count, scale=args.scale, seed=args.seed)
+    options = {name: value for name, value in vars(args).items() if name not in _NOT_SYNTH}
+    return synth(out_dir=args.out_dir, seed=args.seed, **options)
+
+
+_NOT_SYNTH = {'command', 'data_command', 'handler', 'out_dir', 'seed'}
 
 
 def check(*, folder: str, benchmark: str) -> int:
@@ -68,9 +75,13 @@ def check(*, folder: str, benchmark: str) -> int:
     return 0 if ok else 1
 
 
-def synth(*, out_dir: str, count: int, scale: int, seed: int) -> int:
-    from .. import benchmarks
-
-    for benchmark in benchmarks.BENCHMARKS:
-        print(benchmark.write_synthetic(Path(out_dir), count=count, scale=scale, seed=seed))
+def synth(*, out_dir: str, seed: int, **options) -> int:
+    """Every benchmark's synthetic data; each gets the ``options`` it declares (argparse names),
+    its defaults for those not given."""
+    for benchmark in benchmarks.registered():
+        own = {}
+        for flag, declared in benchmark.synth_arguments:
+            name = declared.get('dest') or flag.lstrip('-').replace('-', '_')
+            own[name] = options.get(name, synth_flags()[flag].get('default'))
+        print(benchmark.write_synthetic(Path(out_dir), seed=seed, **own))
     return 0

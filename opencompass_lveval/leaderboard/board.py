@@ -3,8 +3,8 @@
 A measured row is one model under one set of settings (``RowKey``: its abbr, its window
 ``max_seq_len``, its input mode and the package version). A model run under other settings is
 another row, labelled with what differs. Within a row the newest result per dataset wins; where
-the data under a dataset changed between runs, or Ada-LEval extraction modes differ within the row,
-the board says so (a conflict). A row missing anything it was asked to run is incomplete; each
+the data under a dataset changed between runs, or a benchmark finds the row's results disagree
+(``Benchmark.row_conflicts``: Ada-LEval's extraction modes), the board says so (a conflict). A row missing anything it was asked to run is incomplete; each
 benchmark derives its own averages (LV-Eval's Overall) only where every member is present.
 Published rows are kept apart. Rows hold results per benchmark, keyed by (task, size).
 """
@@ -65,12 +65,7 @@ class Board:
         """What the board shows per benchmark, in a line: ``lveval 16k, 32k; adaleval ...``."""
         parts = []
         for name, sizes in self.sizes.items():
-            flat = (
-                sizes
-                if isinstance(sizes, list)
-                else [f'{k} {", ".join(v)}' for k, v in sizes.items()]
-            )
-            if flat:
+            if flat := benchmarks.named(name).shown_sizes(sizes):
                 parts.append(f'{name} {", ".join(flat)}')
         return '; '.join(parts) or '-'
 
@@ -171,9 +166,8 @@ def _fill(row: Row, key: RowKey, results: dict[str, Result], asked: set, runs: l
         if (total := result_usage(result.run, row.model, dataset)) is not None:
             add_usage(row.usage, dataset, total)
     row.missing = [(d, _why(row.model, d, runs)) for d in sorted(asked - set(results))]
-    modes = {mode for r in results.values() if (mode := r.provenance.get('extraction'))}
-    if len(modes) > 1:
-        row.conflicts.append(f'Ada-LEval extraction modes differ within the row: {sorted(modes)}')
+    for benchmark in benchmarks.BENCHMARKS:
+        row.conflicts += benchmark.row_conflicts(results)
     row.provenance['data_fingerprint'] = _digest(
         sorted(f'{d}={_fingerprint(r)}' for d, r in results.items())
     )

@@ -9,8 +9,9 @@ score-by-length plot as inline SVG; the missing results with their first error l
 from __future__ import annotations
 
 from html import escape
-from typing import Optional
+from typing import NamedTuple, Optional
 
+from .. import benchmarks
 from ..intervals import shown as interval_text
 from ..tables import PUBLISHED, BoardTable
 from .board import Board, Row
@@ -154,6 +155,23 @@ def _table(table: BoardTable, first: bool) -> str:
     )
 
 
+class _Frame(NamedTuple):
+    """Where a plot's values land: ``x`` of a column index, ``y`` of a value."""
+
+    left: float
+    top: float
+    inner_w: float
+    inner_h: float
+    step: float
+    top_value: float
+
+    def x(self, i: int) -> float:
+        return self.left + i * self.step
+
+    def y(self, v: float) -> float:
+        return self.top + self.inner_h * (1 - v / self.top_value)
+
+
 def _plot(table: BoardTable) -> str:
     """The table's leading (length) columns, one line per row (published dashed), as inline
     SVG."""
@@ -169,56 +187,25 @@ def _plot(table: BoardTable) -> str:
         10.0, max(v for line in lines for v in line.values[: table.plotted] if v is not None)
     )
     top_value = 10 * -(-top_value // 10)
-    step = inner_w / max(1, len(columns) - 1)
-
-    def x(i: int) -> float:
-        return left + i * step
-
-    def y(v: float) -> float:
-        return top + inner_h * (1 - v / top_value)
-
+    frame = _Frame(left, top, inner_w, inner_h, inner_w / max(1, len(columns) - 1), top_value)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{escape(table.title)}">'
     ]
     for tick in range(0, int(top_value) + 1, max(10, int(top_value) // 5)):
         parts.append(
-            f'<line x1="{left}" x2="{left + inner_w}" y1="{y(tick):.1f}" '
-            f'y2="{y(tick):.1f}" stroke="#eee"/><text x="{left - 6}" y="{y(tick) + 4:.1f}"'
-            f' font-size="11" text-anchor="end">{tick}</text>'
+            f'<line x1="{left}" x2="{left + inner_w}" y1="{frame.y(tick):.1f}" '
+            f'y2="{frame.y(tick):.1f}" stroke="#eee"/><text x="{left - 6}" '
+            f'y="{frame.y(tick) + 4:.1f}" font-size="11" text-anchor="end">{tick}</text>'
         )
     for i, column in enumerate(columns):
         parts.append(
-            f'<text x="{x(i):.1f}" y="{height - bottom + 16}" font-size="11" '
+            f'<text x="{frame.x(i):.1f}" y="{height - bottom + 16}" font-size="11" '
             f'text-anchor="middle">{escape(column)}</text>'
         )
     colors = line_colors([line.row for line in lines])
     for number, line in enumerate(lines):
-        row, color = line.row, colors[number]
-        points = ' '.join(
-            f'{x(i):.1f},{y(v):.1f}'
-            for i, v in enumerate(line.values[: table.plotted])
-            if v is not None
-        )
-        dash = ' stroke-dasharray="5,3"' if row.kind == PUBLISHED else ''
-        parts.append(
-            f'<polyline points="{points}" fill="none" stroke="{color}" '
-            f'stroke-width="2"{dash}><title>{escape(row.label)}</title></polyline>'
-        )
-        for i, bounds in enumerate((line.intervals or [])[: table.plotted]):
-            if bounds is not None and line.values[i] is not None:
-                parts.append(
-                    f'<line class="error-bar" x1="{x(i):.1f}" x2="{x(i):.1f}" '
-                    f'y1="{y(min(bounds[1], top_value)):.1f}" y2="{y(max(bounds[0], 0)):.1f}" '
-                    f'stroke="{color}" stroke-width="1.5" opacity="0.6"/>'
-                )
-        ly = top + 14 * number
-        parts.append(
-            f'<line x1="{left + inner_w + 15}" x2="{left + inner_w + 35}" y1="{ly}" '
-            f'y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text '
-            f'x="{left + inner_w + 40}" y="{ly + 4}" font-size="11">'
-            f'{escape(row.label[:40])}</text>'
-        )
+        parts += _plot_line(frame, number, line, table.plotted, colors[number])
     parts.append(
         f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
         'text-anchor="middle">length level (words / characters)</text>'
@@ -226,6 +213,35 @@ def _plot(table: BoardTable) -> str:
         'text-anchor="middle">score (%)</text></svg>'
     )
     return '<figure>' + ''.join(parts) + '</figure>'
+
+
+def _plot_line(frame: _Frame, number: int, line, plotted: int, color: str) -> list[str]:
+    """One row's line (dashed when published), its error bars and its legend entry."""
+    x, y, top_value = frame.x, frame.y, frame.top_value
+    row = line.row
+    points = ' '.join(
+        f'{x(i):.1f},{y(v):.1f}' for i, v in enumerate(line.values[:plotted]) if v is not None
+    )
+    dash = ' stroke-dasharray="5,3"' if row.kind == PUBLISHED else ''
+    parts = [
+        f'<polyline points="{points}" fill="none" stroke="{color}" '
+        f'stroke-width="2"{dash}><title>{escape(row.label)}</title></polyline>'
+    ]
+    for i, bounds in enumerate((line.intervals or [])[:plotted]):
+        if bounds is not None and line.values[i] is not None:
+            parts.append(
+                f'<line class="error-bar" x1="{x(i):.1f}" x2="{x(i):.1f}" '
+                f'y1="{y(min(bounds[1], top_value)):.1f}" y2="{y(max(bounds[0], 0)):.1f}" '
+                f'stroke="{color}" stroke-width="1.5" opacity="0.6"/>'
+            )
+    ly, legend_x = frame.top + 14 * number, frame.left + frame.inner_w
+    parts.append(
+        f'<line x1="{legend_x + 15}" x2="{legend_x + 35}" y1="{ly}" '
+        f'y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text '
+        f'x="{legend_x + 40}" y="{ly + 4}" font-size="11">'
+        f'{escape(row.label[:40])}</text>'
+    )
+    return parts
 
 
 def _color(value: Optional[float]) -> str:
@@ -259,14 +275,18 @@ def _depth_map(label: str, found) -> str:
     )
 
 
+def _depth_legends() -> str:
+    """Each benchmark's way of placing a record: ``for LV-Eval the tenth of the context...``."""
+    return ', '.join(b.depth_legend for b in benchmarks.BENCHMARKS if b.depth_legend)
+
+
 def depth_section(maps: list[tuple[str, object]]) -> str:
     if not maps:
         return ''
     return (
         '<h2 id="depth-maps">Score by where the answer is</h2><p>Mean score (%) by where the '
-        'answer sits, by length: for LV-Eval the tenth of the context where the answer first '
-        "occurs, for Ada-LEval BestAnswer the best answer's position among the candidates (its "
-        'position-bias runs); empty where no record falls. Hover a cell for its record count.</p>'
+        f'answer sits, by length: {_depth_legends()}; empty where no record falls. Hover a '
+        'cell for its record count.</p>'
         + ''.join(_depth_map(label, found) for label, found in maps)
     )
 

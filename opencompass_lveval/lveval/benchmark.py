@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell, LengthUnit, mark_synthetic
+from ..benchmarks import Benchmark, Cell, LengthUnit, argument, mark_synthetic
+from ..commands.arguments import COUNT, SCALE
 from ..sizes import by_size
 from ..text import length
 from . import report as tables
@@ -30,6 +31,22 @@ class LVEval(Benchmark):
     # The official metric, and the LLM judge's score where a judge rated the run.
     result_metrics = (tables.KEYWORD, tables.JUDGE)
     board_metrics = (tables.KEYWORD, tables.JUDGE)
+    classes = (
+        'opencompass_lveval.lveval.dataset:LVEvalDataset',
+        'opencompass_lveval.lveval.evaluator:LVEvalEvaluator',
+        'opencompass_lveval.lveval.evaluator:LVEvalJudgeEvaluator',
+    )
+    dataset_configs = ('datasets/lveval/lveval_gen.py:lveval_datasets',)
+    depth_legend = 'for LV-Eval the tenth of the context where the answer first occurs'
+    synth_arguments = (
+        argument('--count', type=COUNT, default=4, help='records per LV-Eval subset (default 4)'),
+        argument(
+            '--scale',
+            type=SCALE,
+            default=100,
+            help='divide the LV-Eval level lengths by this (default 100: 16k -> 160 words)',
+        ),
+    )
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         found = split_abbr(abbr)
@@ -84,7 +101,7 @@ class LVEval(Benchmark):
             lines.append(GET_DATA_HINT)
         return lines, not bad
 
-    def write_synthetic(self, out_dir: Path, *, count: int, scale: int, seed: int) -> str:
+    def write_synthetic(self, out_dir: Path, *, seed: int, count: int, scale: int) -> str:
         from .synthetic import write_synthetic
 
         paths = write_synthetic(out_dir, count=count, scale=scale, seed=seed)
@@ -93,6 +110,18 @@ class LVEval(Benchmark):
             f'wrote {len(paths)} LV-Eval subsets ({count} records each, lengths / {scale}) '
             f'to {out_dir}'
         )
+
+    def demo_datasets(self, path: str) -> list[dict]:
+        """Every dataset at every level: ``data synth`` writes all 55 subsets."""
+        from .entries import dataset_configs, lveval_entries
+
+        return dataset_configs(lveval_entries(path))
+
+    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
+        from .entries import lveval_summary_abbrs, lveval_summary_groups
+
+        levels = by_size(found[1] for abbr in abbrs if (found := split_abbr(abbr)))
+        return lveval_summary_abbrs(levels), lveval_summary_groups(levels)
 
     def build_kinds(self):
         from .commands import BUILD_KINDS

@@ -12,6 +12,7 @@ import copy
 from collections.abc import Iterable
 from typing import Optional
 
+from ..declared import dataset_config
 from .data import default_data_dir
 from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
 
@@ -36,6 +37,35 @@ def lveval_entries(
         )
         for task in tasks
         for level in levels
+    ]
+
+
+def dataset_configs(entries: list[dict]) -> list[dict]:
+    """OpenCompass dataset configs for ``lveval_entries``' entries: ``{context}`` and ``{input}``
+    filled in one pass (text inside a field stays as it is); a middle cut may shorten the context
+    only, the instructions and question are kept."""
+    return [
+        dataset_config(
+            dict(
+                type='opencompass_lveval.lveval.dataset.LVEvalDataset',
+                abbr=entry['abbr'],
+                name=entry['name'],
+                path=entry['path'],
+            ),
+            dict(
+                input_columns=['context', 'input'],
+                output_column='answers',
+                train_split='test',
+                test_split='test',
+            ),
+            entry['prompt'],
+            'context',
+            entry['max_out_len'],
+            dict(
+                type='opencompass_lveval.lveval.evaluator.LVEvalEvaluator', metric=entry['metric']
+            ),
+        )
+        for entry in entries
     ]
 
 

@@ -409,65 +409,66 @@ def board_tables(rows: list, levels: list[str]) -> list[BoardTable]:
     shown = [row for row in rows if row.results.get(NAME)]
     if not (shown and levels):
         return []
-    tables = [
-        BoardTable(
-            NAME,
-            'LV-Eval: Overall by length level',
-            levels + ['avg'],
-            [
-                BoardLine(
-                    r,
-                    [overall(r, lv) for lv in levels] + [average(r, levels)],
-                    remark=_absent_overall(r, levels),
-                    intervals=[overall_interval(r, lv) for lv in levels]
-                    + [average_interval(r, levels)],
-                )
-                for r in shown
-            ],
-            headline=True,
-            plotted=len(levels),
-            note='Overall at a level is the unweighted mean of the 11 datasets there, given '
-            'only where all 11 have a result. ' + NOTE.format(resamples=resamples_in(shown, NAME)),
-        ),
-        BoardTable(
-            f'{NAME}-groups',
-            'LV-Eval: task types (mean over datasets and levels)',
-            list(GROUPS),
-            [
-                BoardLine(
-                    r,
-                    [group_score(r, g, levels) for g in GROUPS],
-                    intervals=[_pooled_interval(r, _group_cells(g, levels)) for g in GROUPS],
-                )
-                for r in shown
-            ],
-        ),
-    ]
+    tables = [_overall_table(shown, levels), _groups_table(shown, levels)]
     rated = [r for r in shown if r.kind != PUBLISHED and judged(r)]
     if rated:
         tables += judge_board_tables(rated, levels)
-    for task in TASKS:
-        lines = [
+    return tables + [_dataset_table(task, shown, levels, bool(rated)) for task in TASKS]
+
+
+def _overall_table(shown: list, levels: list[str]) -> BoardTable:
+    return BoardTable(
+        NAME,
+        'LV-Eval: Overall by length level',
+        levels + ['avg'],
+        [
             BoardLine(
                 r,
-                [dataset_score(r, task.name, lv) for lv in levels],
-                notes=[dataset_score(r, task.name, lv, JUDGE) for lv in levels] if rated else None,
-                intervals=[interval(_distribution(r, task.name, lv)) for lv in levels],
+                [overall(r, lv) for lv in levels] + [average(r, levels)],
+                remark=_absent_overall(r, levels),
+                intervals=[overall_interval(r, lv) for lv in levels]
+                + [average_interval(r, levels)],
             )
             for r in shown
-        ]
-        title = f'LV-Eval {task.name}' + (' (LLM judge in brackets)' if rated else '')
-        tables.append(
-            BoardTable(
-                f'{NAME}-{task.name}',
-                title,
-                levels,
-                lines,
-                3,
-                note_label='LLM judge' if rated else '',
+        ],
+        headline=True,
+        plotted=len(levels),
+        note='Overall at a level is the unweighted mean of the 11 datasets there, given '
+        'only where all 11 have a result. ' + NOTE.format(resamples=resamples_in(shown, NAME)),
+    )
+
+
+def _groups_table(shown: list, levels: list[str]) -> BoardTable:
+    return BoardTable(
+        f'{NAME}-groups',
+        'LV-Eval: task types (mean over datasets and levels)',
+        list(GROUPS),
+        [
+            BoardLine(
+                r,
+                [group_score(r, g, levels) for g in GROUPS],
+                intervals=[_pooled_interval(r, _group_cells(g, levels)) for g in GROUPS],
             )
+            for r in shown
+        ],
+    )
+
+
+def _dataset_table(task, shown: list, levels: list[str], rated: bool) -> BoardTable:
+    """One dataset by level; the LLM judge's score in brackets where any row was rated."""
+    lines = [
+        BoardLine(
+            r,
+            [dataset_score(r, task.name, lv) for lv in levels],
+            notes=[dataset_score(r, task.name, lv, JUDGE) for lv in levels] if rated else None,
+            intervals=[interval(_distribution(r, task.name, lv)) for lv in levels],
         )
-    return tables
+        for r in shown
+    ]
+    title = f'LV-Eval {task.name}' + (' (LLM judge in brackets)' if rated else '')
+    return BoardTable(
+        f'{NAME}-{task.name}', title, levels, lines, 3, note_label='LLM judge' if rated else ''
+    )
 
 
 def _board_value(row, dataset: str, level: str, metric: str) -> Optional[float]:

@@ -364,7 +364,8 @@ def test_summary_groups_follow_the_datasets_of_the_run():
 
 
 def test_synthetic_adaleval_files_load_and_are_deterministic(tmp_path):
-    from opencompass_lveval.adaleval.synthetic import tsort_synthetic_records, write_synthetic
+    from opencompass_lveval.adaleval.build import write_synthetic
+    from opencompass_lveval.adaleval.synthetic import tsort_synthetic_records
 
     paths = write_synthetic(tmp_path, count=4)
     assert sorted(p.name for p in paths) == [

@@ -196,7 +196,7 @@ def test_the_api_rows_are_counted_with_cl100k_base_and_missing_data_named(
 ):
     import tiktoken
 
-    from opencompass_lveval.adaleval.synthetic import write_synthetic
+    from opencompass_lveval.adaleval.build import write_synthetic
 
     write_synthetic(tmp_path / 'ada', count=200)  # the cheap subsets read 200 records
     monkeypatch.setenv('ADALEVAL_DATA_DIR', str(tmp_path / 'ada'))

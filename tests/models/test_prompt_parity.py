@@ -346,7 +346,7 @@ models = [dict(type=LongContextHF, abbr='llama2-official', path={llama2!r}, max_
 def inputs_run(stackselect_dir, factrecall_dir, tokenizer_folders, tmp_path):
     """``lveval inputs`` on LV-Eval factrecall, the real BestAnswer 1k file and a TSort file;
     returns the runner and the raw records of each dataset."""
-    from opencompass_lveval.adaleval.synthetic import write_synthetic
+    from opencompass_lveval.adaleval.build import write_synthetic
 
     tsort_dir = tmp_path / 'adaleval'
     write_synthetic(tsort_dir, count=3)

@@ -251,8 +251,10 @@ def test_names_from_run_folders_cannot_forge_tables_or_files(tmp_path):
 def test_per_record_scores_read_opencompass_details_as_it_writes_them():
     """OpenCompass wraps every per-sample value of ``details`` in a list (one per replica): an
     Ada-LEval record with ``"correct": [False]`` is wrong, not a non-empty list taken as true."""
-    from opencompass_lveval.adaleval.report import record_scores as ada_scores
+    from opencompass_lveval.benchmarks import named
     from opencompass_lveval.lveval.report import record_scores as lveval_scores
+
+    ada_scores = named('adaleval').record_scores
 
     details = [{'correct': [False]}, {'correct': [True]}, {'correct': False}]
     assert ada_scores({'details': details}) == [0.0, 100.0, 0.0]

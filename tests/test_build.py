@@ -249,7 +249,7 @@ def test_tsort_and_bestanswer_files_load(tmp_path, corpora, stackselect_dir):
     tokenizer_dir = tmp_path / 'tok'
     train_tokenizer().save_pretrained(tokenizer_dir)
     assert token_counter(str(tokenizer_dir)).name.startswith('tokenizer:')
-    books = [corpora / 'en' / 'frankenstein.txt']
+    books = [corpora / 'en' / 'frankenstein.txt', corpora / 'en' / 'dracula.txt']
     path = build_tsort(books, '2k', tmp_path, 8, tokenizer=str(tokenizer_dir))
     assert len(load_task('tsort', '2k', str(tmp_path), limit=1000)) == 8
     assert (

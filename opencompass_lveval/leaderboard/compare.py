@@ -91,57 +91,56 @@ def compare_rows(
         records_a = row_a.records.get(benchmark.name, {})
         records_b = row_b.records.get(benchmark.name, {})
         cells = sorted(set(records_a) | set(records_b), key=lambda c: (c[0], parse_size(c[1])))
-        metric = benchmark.interval_metric
         differences = {}
         for cell in cells:
-            a, b = records_a.get(cell), records_b.get(cell)
-            value_a = row_a.results.get(benchmark.name, {}).get(cell, {}).get(metric)
-            value_b = row_b.results.get(benchmark.name, {}).get(cell, {}).get(metric)
-            reason = refusal(a, b)
-            if reason:
-                records = None if a is None else len(a.scores)
-                found.append(
-                    Comparison(benchmark.name, *cell, records, value_a, value_b, None, None, reason)
-                )
-                continue
-            means = bootstrap_means(
-                np.stack([a.scores, b.scores]), resamples, seed, (benchmark.name, *cell)
-            )
-            differences[cell] = means[0] - means[1]
-            bounds = interval(differences[cell])
-            difference = float(np.mean(a.scores) - np.mean(b.scores))
-            records = len(a.scores)
-            verdict = _verdict(bounds, records)
+            values = [
+                row.results.get(benchmark.name, {}).get(cell, {}).get(benchmark.interval_metric)
+                for row in (row_a, row_b)
+            ]
+            pair = records_a.get(cell), records_b.get(cell)
             found.append(
-                Comparison(
-                    benchmark.name, *cell, records, value_a, value_b, difference, bounds, verdict
-                )
+                _compare_cell(benchmark.name, cell, pair, values, differences, resamples, seed)
             )
         for item, size, members in benchmark.pooled_cells(cells):
-            distribution = pooled(differences.get(m) for m in members)
-            if distribution is None:
-                unpaired = sum(m not in differences for m in members)
-                verdict = f'refused: {unpaired} of {len(members)} members not paired'
-                found.append(
-                    Comparison(benchmark.name, item, size, None, None, None, None, None, verdict)
-                )
-                continue
-            mean_a = float(np.mean([np.mean(records_a[m].scores) for m in members]))
-            mean_b = float(np.mean([np.mean(records_b[m].scores) for m in members]))
-            bounds = interval(distribution)
-            records = sum(len(records_a[m].scores) for m in members)
-            fewest = min(len(records_a[m].scores) for m in members)  # each is resampled alone
             found.append(
-                Comparison(
-                    benchmark.name,
-                    item,
-                    size,
-                    records,
-                    mean_a,
-                    mean_b,
-                    mean_a - mean_b,
-                    bounds,
-                    _verdict(bounds, fewest),
+                _compare_pooled(
+                    benchmark.name, item, size, members, (records_a, records_b), differences
                 )
             )
     return found
+
+
+def _compare_cell(benchmark, cell, pair, values, differences, resamples, seed) -> Comparison:
+    """One dataset x size cell; a paired cell's resampled differences go into ``differences``."""
+    a, b = pair
+    reason = refusal(a, b)
+    if reason:
+        records = None if a is None else len(a.scores)
+        return Comparison(benchmark, *cell, records, *values, None, None, reason)
+    means = bootstrap_means(np.stack([a.scores, b.scores]), resamples, seed, (benchmark, *cell))
+    differences[cell] = means[0] - means[1]
+    bounds = interval(differences[cell])
+    difference = float(np.mean(a.scores) - np.mean(b.scores))
+    records = len(a.scores)
+    return Comparison(
+        benchmark, *cell, records, *values, difference, bounds, _verdict(bounds, records)
+    )
+
+
+def _compare_pooled(benchmark, item, size, members, records, differences) -> Comparison:
+    """An average over cells (LV-Eval's Overall at a level), each member resampled alone."""
+    distribution = pooled(differences.get(m) for m in members)
+    if distribution is None:
+        unpaired = sum(m not in differences for m in members)
+        verdict = f'refused: {unpaired} of {len(members)} members not paired'
+        return Comparison(benchmark, item, size, None, None, None, None, None, verdict)
+    mean_a, mean_b = (
+        float(np.mean([np.mean(side[m].scores) for m in members])) for side in records
+    )
+    bounds = interval(distribution)
+    count = sum(len(records[0][m].scores) for m in members)
+    fewest = min(len(records[0][m].scores) for m in members)
+    return Comparison(
+        benchmark, item, size, count, mean_a, mean_b, mean_a - mean_b, bounds,
+        _verdict(bounds, fewest),
+    )  # fmt: skip

@@ -1,5 +1,7 @@
 """Middle truncation on token ids, with a real byte-level tokenizer trained here."""
 
+from itertools import cycle, islice
+
 import pytest
 from official import chat_template_ids
 from opencompass.utils.prompt import PromptList
@@ -110,8 +112,16 @@ def test_256k_prompts_fit_a_32k_window_exactly(corpora):
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
     from opencompass_lveval.text import read_book
 
-    english = ' '.join(read_book(corpora / 'en' / 'war_and_peace.txt').split()[:256_000])
-    chinese = ''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())[:256_000]
+    # The books' heads, repeated in turn until the prompt is 256k words (characters) long.
+    english_words = [
+        word
+        for name in ('dracula', 'frankenstein', 'alice_in_wonderland')
+        for word in read_book(corpora / 'en' / f'{name}.txt').split()
+    ]
+    english = ' '.join(islice(cycle(english_words), 256_000))
+    chinese = ''.join(
+        islice(cycle(''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())), 256_000)
+    )
     tokenizer = train_tokenizer([english[:500_000], chinese[:100_000]], vocab_size=4000)
     window, max_out_len = 32 * 1024, 64
     builder = InputBuilder(tokenizer, InputSettings(window=window))

@@ -53,9 +53,18 @@ def train_tokenizer(texts: Optional[Iterable[str]] = None, vocab_size: int = 600
     )
 
 
-def save_tiny_llama(folder: Path, window: int = 512, tokenizer: Any = None) -> Path:
+def save_tiny_llama(
+    folder: Path,
+    window: int = 512,
+    tokenizer: Any = None,
+    hidden_size: int = 32,
+    intermediate_size: int = 64,
+    heads: int = 2,
+    tie_word_embeddings: bool = False,
+) -> Path:
     """A 2-layer random Llama, saved as a local HF model folder with ``tokenizer`` (a loaded
-    Hugging Face tokenizer; default: the small trained one)."""
+    Hugging Face tokenizer; default: the small trained one). vLLM's CPU kernels need heads of 32
+    or more dimensions (``hidden_size / heads``)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -63,15 +72,16 @@ def save_tiny_llama(folder: Path, window: int = 512, tokenizer: Any = None) -> P
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=hidden_size,
+        intermediate_size=intermediate_size,
         num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
         max_position_embeddings=window,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=tie_word_embeddings,
     )
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

@@ -53,9 +53,12 @@ def usage_record(
     budget: int,
     transport: str,
     cost_usd: Optional[float],
+    prefix_cached_tokens: Optional[int] = None,
 ) -> dict:
     """What every wrapper records beside a prediction (the infer task writes it, reports and
-    leaderboards total it): one shape for API and in-process models, every field named."""
+    leaderboards total it): one shape for API and in-process models, every field named.
+    ``prefix_cached_tokens``: prompt tokens the engine's prefix cache spared from prefill, where
+    the engine says (vLLM in process)."""
     return {
         'sent': sent,
         'prompt_tokens': prompt_tokens,
@@ -68,6 +71,7 @@ def usage_record(
         'budget': budget,
         'transport': transport,
         'cost_usd': cost_usd,
+        'prefix_cached_tokens': prefix_cached_tokens,
     }
 
 
@@ -157,23 +161,34 @@ class LongContextModel(BaseModel):
         self.stop_words = sorted(set((stop_words or []) + ([eos] if eos else [])))
         self.usage: list[dict] = []  # one record per generated answer, in order (infer task)
 
-    def record_usage(self, items: list[ModelInput], completions: list[int], seconds: float) -> None:
+    def record_usage(
+        self,
+        items: list[ModelInput],
+        completions: list[int],
+        seconds: float,
+        engine_outputs: Optional[list[Any]] = None,
+    ) -> None:
         """A usage record per answer of a batch, in the shape of the API model's (``api.py``):
-        the ids the model received, the ids it generated, and the batch's time shared out."""
-        for item, completion in zip(items, completions):
+        the ids the model received (as the engine reports them, where it does: vLLM's
+        ``RequestOutput``s, checked against the ids sent, with the prefill its prefix cache
+        spared), the ids it generated, and the model's own time (its generate call) shared out."""
+        for index, (item, completion) in enumerate(zip(items, completions)):
+            output = None if engine_outputs is None else engine_outputs[index]
+            received = None if output is None else list(output.prompt_token_ids)
             self.usage.append(
                 usage_record(
                     sent=True,
-                    prompt_tokens=len(item.ids),
+                    prompt_tokens=len(item.ids) if received is None else len(received),
                     completion_tokens=completion,
                     local_prompt_tokens=len(item.ids),
-                    prompt_tokens_match=None,
+                    prompt_tokens_match=None if received is None else received == item.ids,
                     latency_s=round(seconds / max(1, len(items)), 4),
                     cached=False,
                     truncated=item.truncated,
                     budget=item.budget,
                     transport='in-process',
                     cost_usd=None,
+                    prefix_cached_tokens=getattr(output, 'num_cached_tokens', None),
                 )
             )
 

@@ -66,7 +66,6 @@ class LongContextHF(LongContextModel):
 
         import torch
 
-        started = time.perf_counter()
         items = [self.input_ids(prompt, max_out_len) for prompt in inputs]
         batch = [item.ids for item in items]
         width = max(map(len, batch))
@@ -88,6 +87,7 @@ class LongContextHF(LongContextModel):
                 stops, self.tokenizer, len(batch)
             )
         device = self.model.device
+        started = time.perf_counter()
         outputs = self.model.generate(
             input_ids=input_ids.to(device),
             attention_mask=attention_mask.to(device),

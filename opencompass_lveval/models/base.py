@@ -90,12 +90,32 @@ def hub_offline() -> Iterator[None]:
         constants.HF_HUB_OFFLINE = before
 
 
+# Tokenizers loaded in this process: an inference task's check before the weights and the model
+# it then builds read the same folder, and the second load (a second or more for a large
+# vocabulary) is spared. Keyed by the folder's state, so a folder rewritten is read again.
+_LOADED: dict[tuple, Any] = {}
+
+
 def load_tokenizer(
     path: str, trust_remote_code: bool = False, offline: bool = False, **kwargs
 ) -> Any:
-    """A Hugging Face tokenizer from a folder or a hub id. ``offline``: from this machine alone
-    (a folder, or the Hugging Face cache), at once; a hub id found nowhere is an error naming the
-    fix, instead of a minute of retries and transformers' generic connection error."""
+    """A Hugging Face tokenizer from a folder or a hub id, loaded once per process.
+    ``offline``: from this machine alone (a folder, or the Hugging Face cache), at once; a hub id
+    found nowhere is an error naming the fix, instead of a minute of retries and transformers'
+    generic connection error."""
+    folder = os.path.expanduser(str(path))
+    state = (
+        tuple(sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in os.scandir(folder)))
+        if os.path.isdir(folder)
+        else None
+    )
+    key = (str(path), state, trust_remote_code, offline, repr(sorted(kwargs.items())))
+    if key not in _LOADED:
+        _LOADED[key] = _load_tokenizer(path, trust_remote_code, offline, **kwargs)
+    return _LOADED[key]
+
+
+def _load_tokenizer(path: str, trust_remote_code: bool, offline: bool, **kwargs) -> Any:
     from transformers import AutoTokenizer
 
     if not offline:

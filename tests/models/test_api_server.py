@@ -8,13 +8,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from functools import partial
 from pathlib import Path
 
 import pytest
-from runs import OPENCOMPASS, derived_config, results, run_opencompass
-from servers import VLLM_SIZE, Server, require_vllm, transformers_serve, vllm_serve
+from runs import derived_config, results, run_opencompass
+from servers import (
+    VLLM_SIZE,
+    CutOffProxy,
+    Server,
+    require_vllm,
+    transformers_serve,
+    vllm_serve,
+)
 from test_api import marked_prompt
 
 pytestmark = [pytest.mark.slow, pytest.mark.server]
@@ -69,12 +75,12 @@ def prediction_files(folder: Path) -> list[Path]:
 
 def api_model(served: Server, **settings) -> dict:
     """A served model's config; token ids where the server takes them (vLLM)."""
-    settings.setdefault('prompt_ids', served.takes_token_ids)
-    return dict(
+    config = dict(
         type='opencompass_lveval.models.api.LongContextAPI',
         abbr='served-llama',
         path=str(served.model),
         url=served.url,
+        prompt_ids=served.takes_token_ids,
         max_seq_len=WINDOW,
         max_out_len=8,
         batch_size=4,
@@ -82,8 +88,8 @@ def api_model(served: Server, **settings) -> dict:
         retry=1,
         timeout=120,
         run_cfg=dict(num_gpus=0),
-        **settings,
     )
+    return {**config, **settings}
 
 
 def counted_as_sent(served: Server, tmp_path: Path, transport: str, **settings) -> None:
@@ -119,43 +125,33 @@ def test_the_vllm_server_counts_the_token_ids_sent(vllm_server, tmp_path):
     counted_as_sent(vllm_server, tmp_path, 'ids', prompt_ids=True)
 
 
-def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
-    """LV-Eval and Ada-LEval records through ``opencompass``: the server killed mid-run fails the
-    task loudly; ``-r`` finishes it, sending only what had not been answered; every prediction
-    carries its usage, and the server agreed with every local count."""
+def test_opencompass_run_cut_off_and_resumed_from_the_cache(served, tmp_path):
+    """LV-Eval and Ada-LEval records through ``opencompass``: the server lost mid-run (a proxy
+    drops every request after the fourth) fails the task loudly; ``-r`` with the server back
+    finishes it, sending only what had not been answered; every prediction carries its usage,
+    and the server agreed with every local count."""
     from opencompass_lveval.commands.data import synth
 
     synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
-    config = derived_config(tmp_path, 'eval_demo.py', keep=KEEP, models=[api_model(served)])
+    proxy = CutOffProxy(served.url, limit=4)
+    model = api_model(served, url=proxy.url)
+    config = derived_config(tmp_path, 'eval_demo.py', keep=KEEP, models=[model])
     total = 3 + 3 + 10
-    work = tmp_path / 'out'
-    run = subprocess.Popen(
-        OPENCOMPASS + [str(config), '-w', str(work), '-m', 'infer'],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.time() + 300
-    # The server logs a reply before the client has stored it: count the stored replies.
-    while len(list(work.glob('*/api_cache/served-llama/**/*.json'))) < 4:
-        if time.time() > deadline or run.poll() is not None:
-            break
-        time.sleep(0.05)
-    served.stop()
-    run.communicate(timeout=300)
-    folder = sorted(work.iterdir())[-1]
-    logs = ''.join(p.read_text() for p in (folder / 'logs' / 'infer').rglob('*.out'))
-    assert 'ApiError' in logs and 'did not answer' in logs
-    predictions = folder / 'predictions' / 'served-llama'
-    assert len(prediction_files(predictions)) < len(KEEP)  # not everything was answered
-    cached = len(list((folder / 'api_cache' / 'served-llama').rglob('*.json')))
-    assert cached >= 4
+    try:
+        run_opencompass(config, tmp_path, {}, '-m', 'infer')  # exits 0 though the task failed
+        folder = sorted((tmp_path / 'out').iterdir())[-1]
+        logs = ''.join(p.read_text() for p in (folder / 'logs' / 'infer').rglob('*.out'))
+        assert 'ApiError' in logs and 'did not answer' in logs
+        predictions = folder / 'predictions' / 'served-llama'
+        assert len(prediction_files(predictions)) < len(KEEP)  # not everything was answered
+        cached = len(list((folder / 'api_cache' / 'served-llama').rglob('*.json')))
+        assert 0 < cached <= 4
 
-    served.log.write_text('')
-    served.start()
-    run_opencompass(config, tmp_path, {}, '-r', folder.name)
-    assert served.requests() == total - cached  # the cached answers were not asked again
+        proxy.limit, proxy.forwarded = None, 0
+        run_opencompass(config, tmp_path, {}, '-r', folder.name)
+        assert proxy.forwarded == total - cached  # the cached answers were not asked again
+    finally:
+        proxy.stop()
     assert sorted(results(tmp_path, 'served-llama')) == sorted(KEEP)
     records = []
     for path in prediction_files(predictions):
@@ -184,8 +180,8 @@ def test_opencompass_run_killed_and_resumed_from_the_cache(served, tmp_path):
 def test_lveval_judge_against_the_server_resumes_from_its_cache(served, tmp_path):
     """``lveval judge`` with the served model as the judge (its random replies are rated or
     counted unparseable; the plumbing is what is checked): one request per sample, the tokens the
-    server counted, the server killed mid-run makes failures that are counted, and the next run
-    asks only for what has no verdict."""
+    server counted, the server lost mid-run (a proxy drops every request after the third) makes
+    failures that are counted, and the next run asks only for what has no verdict."""
     import shutil
 
     from parity_data import REPO
@@ -194,44 +190,34 @@ def test_lveval_judge_against_the_server_resumes_from_its_cache(served, tmp_path
     preds.mkdir()
     shutil.copy(REPO / 'tests' / 'data' / 'golden' / 'lveval' / 'factrecall_en_16k.jsonl', preds)
     samples = 40
+    proxy = CutOffProxy(served.url, limit=3)
     config = tmp_path / 'judge.py'
     config.write_text(
         'judge = dict(type="LongContextAPI", abbr="served-judge", '
-        f'path={str(served.model)!r}, url={served.url!r}, max_seq_len={WINDOW}, retry=0, '
+        f'path={str(served.model)!r}, url={proxy.url!r}, max_seq_len={WINDOW}, retry=0, '
         'timeout=60, prices=dict(prompt=30.0, completion=60.0))\n'
     )
-    command = [
-        str(Path(sys.executable).with_name('lveval')),
-        'judge',
-        str(preds),
-        '--config',
-        str(config),
-    ]
+    command = [str(Path(sys.executable).with_name('lveval')), 'judge', str(preds)]
+    command += ['--config', str(config)]
     cache = preds / 'eval_result' / 'judge_cache'
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 300
-    # The server logs a reply before the client has stored it: count the stored verdicts.
-    while len(list(cache.rglob('verdicts/**/*.json'))) < 10 and time.time() < deadline:
-        if run.poll() is not None:
-            break
-        time.sleep(0.05)
-    served.stop()
-    out, _ = run.communicate(timeout=300)
-    verdicts = list(cache.rglob('verdicts/**/*.json'))
-    first = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())
-    info = first['factrecall_en_16k']['judge']
-    assert len(verdicts) >= 10, out
-    assert info['samples'] == samples and info['failed'] > 0
-    assert info['rated'] + info['unparseable'] + info['failed'] == samples
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=300).stdout
+        verdicts = list(cache.rglob('verdicts/**/*.json'))
+        first = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())
+        info = first['factrecall_en_16k']['judge']
+        assert len(verdicts) == 3, out
+        assert info['samples'] == samples and info['failed'] > 0
+        assert info['rated'] + info['unparseable'] + info['failed'] == samples
 
-    served.log.write_text('')
-    served.start()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    # One request per distinct prompt (factrecall repeats its question, and answers repeat),
-    # and only for the prompts without a verdict.
-    after = list(cache.rglob('verdicts/**/*.json'))
-    assert served.requests() == len(after) - len(verdicts) > 0
+        proxy.limit, proxy.forwarded = None, 0
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        # One request per distinct prompt (factrecall repeats its question, and answers
+        # repeat), and only for the prompts without a verdict.
+        after = list(cache.rglob('verdicts/**/*.json'))
+        assert proxy.forwarded == len(after) - len(verdicts) > 0
+    finally:
+        proxy.stop()
     info = json.loads((preds / 'eval_result' / 'judge_result.json').read_text())[
         'factrecall_en_16k'
     ]['judge']

@@ -161,6 +161,22 @@ def test_the_vllm_version_is_read_from_whichever_distribution_carries_it(monkeyp
     assert vllm_module.installed_vllm_version() == vllm_module.VLLM_RANGE[1]
 
 
+def test_a_tokenizer_folder_is_read_once_per_process_until_it_changes(tmp_path):
+    """The inference task's check and the model it builds share one load; a folder written
+    again is read again."""
+    from opencompass_lveval.models.base import load_tokenizer
+
+    folder = tmp_path / 'tokenizer'
+    train_tokenizer().save_pretrained(folder)
+    first = load_tokenizer(str(folder))
+    assert load_tokenizer(str(folder)) is first
+    assert load_tokenizer(str(folder), offline=True) is not first  # other settings, own load
+    smaller = train_tokenizer(['a small text, a small vocabulary'])
+    smaller.save_pretrained(folder)
+    again = load_tokenizer(str(folder))
+    assert again is not first and len(again) == len(smaller) < len(first)
+
+
 def test_missing_model_folder_is_named_before_anything_loads(fake_vllm, tmp_path):
     from opencompass_lveval.errors import ModelConfigError
 

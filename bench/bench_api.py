@@ -11,7 +11,7 @@ time); for the memory, in this process, where it can hold 64 requests until all 
 and as token ids. Cases: a prompt that fits, one cut to a 32k window (the cut counted again, as
 the server will count it, until it fits exactly).
 
-    python bench/bench_api.py [--corpora ../shared/corpora] [--words 100000] [--repeat 10]
+    python bench/bench_api.py [--corpora DIR] [--words 100000] [--repeat 10]
 """
 
 from __future__ import annotations

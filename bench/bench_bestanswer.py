@@ -3,7 +3,7 @@
 40% of the tags) and 32k (one shared tag is enough, so nearly every question is near), each size
 in a fresh process: its seconds and peak memory (maximum resident set).
 
-    python bench/bench_bestanswer.py [--shared ../shared] [--times 1 2 4 8] [--settings 4k 32k]
+    python bench/bench_bestanswer.py [--times 1 2 4 8] [--settings 4k 32k]
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / 'shared'
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpora import stackselect_questions  # noqa: E402
 
 
 def one_build(source: str, setting: str, out: str) -> None:
@@ -44,12 +46,10 @@ def repeated_source(original: list[dict], times: int, folder: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--shared', type=Path, default=SHARED)
     parser.add_argument('--times', type=int, nargs='+', default=[1, 2, 4, 8])
     parser.add_argument('--settings', nargs='+', default=['4k', '32k'])
     args = parser.parse_args()
-    source = args.shared / 'data' / 'adaleval' / 'stackselect_1k.json'
-    original = json.loads(source.read_text(encoding='utf-8'))
+    original = stackselect_questions()
     with tempfile.TemporaryDirectory() as folder:
         for setting in args.settings:
             for times in args.times:

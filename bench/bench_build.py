@@ -1,6 +1,6 @@
 """Build time and peak memory of the builders, each in a fresh process (`lveval build ...`).
 
-    python bench/bench_build.py [--corpora ../shared/corpora] [--out /tmp/lveval_build_bench]
+    python bench/bench_build.py [--corpora DIR] [--out /tmp/lveval_build_bench]
                                 [--only replica|factrecall]
 
 Peak memory is the child's maximum resident set; the baseline line shows what importing the

@@ -3,14 +3,14 @@
 Each command runs in a fresh process (best wall time of ``--repeat`` runs, peak resident memory
 from ``wait4``):
   lveval --help                      the command's start-up;
-  lveval score COPY                  the 55 golden prediction files of ../shared/golden/lveval;
+  lveval score COPY                  the 55 golden prediction files of tests/data/golden/lveval;
   python evaluation.py --input-dir   the official script on an identical copy, from a checkout of
                                      github.com/infinigence/LVEval given as ``--official`` (its
                                      files are copied to a temporary folder and the one line
                                      ``import torch`` of utils.py is removed; nothing else).
 Both result folders are then compared byte for byte.
 
-    python bench/bench_cli.py --official PATH/TO/LVEval [--golden ../shared/golden/lveval]
+    python bench/bench_cli.py --official PATH/TO/LVEval [--golden tests/data/golden/lveval]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-GOLDEN = HERE.parents[1] / 'shared' / 'golden' / 'lveval'
+GOLDEN = HERE.parent / 'tests' / 'data' / 'golden' / 'lveval'  # ../shared's, byte for byte
 LVEVAL = Path(sys.executable).with_name('lveval')
 OFFICIAL_FILES = ('evaluation.py', 'config.py', 'metrics.py', 'utils.py')
 

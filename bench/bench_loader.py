@@ -1,12 +1,12 @@
 """Loading one LV-Eval subset of real size: our loader against a bare per-line ``json.loads``.
 
 Builds (once, seeded) a file shaped like ``hotpotwikiqa_mixup_128k``: 124 records whose contexts
-are 128k words of public-domain novels from ``../shared/corpora`` (about 95 MB), and a file with
+are 128k words of public-domain novels from the books of ``corpora.py`` (about 95 MB), and a file with
 one record of ``--huge-mb`` MB (50 by default) between two small ones, far over Arrow's 4 MB block;
 then times each loader in a fresh subprocess and reports wall time and peak memory above the
 process's baseline (``VmHWM`` after resetting it with ``/proc/self/clear_refs``).
 
-    python bench/bench_loader.py [--corpora ../shared/corpora] [--work /tmp/lveval_bench]
+    python bench/bench_loader.py [--corpora DIR] [--work /tmp/lveval_bench]
 """
 
 from __future__ import annotations

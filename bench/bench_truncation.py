@@ -1,6 +1,6 @@
 """Middle truncation of a 256k-word English and a 256k-character Chinese prompt to a 32k window.
 
-A byte-level BPE tokenizer is trained here on ``../shared/corpora`` (16k vocabulary), then three
+A byte-level BPE tokenizer is trained here on the books of ``corpora.py`` (16k vocabulary), then three
 ways are timed on each prompt:
   bare      one ``tokenizer.encode`` of the prompt (the floor);
   ours      ``InputBuilder`` (exact inputs): the framed prompt encoded once, cut on ids;
@@ -8,7 +8,7 @@ ways are timed on each prompt:
 It also reports how many ids each way hands the model against the budget, and whether the
 official way changed the kept head or tail.
 
-    python bench/bench_truncation.py [--corpora ../shared/corpora] [--repeat 5]
+    python bench/bench_truncation.py [--corpora DIR] [--repeat 5]
 """
 
 from __future__ import annotations

@@ -31,10 +31,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / 'shared'
-CORPORA = SHARED / 'corpora'
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpora import DEFAULT, stackselect_questions  # noqa: E402
+
+CORPORA = DEFAULT
 BOOK = CORPORA / 'en' / 'alice_in_wonderland.txt'
-STACKSELECT = SHARED / 'data' / 'adaleval' / 'stackselect_1k.json'
 
 GOOD, COUNTED, WRONG = 'good', 'counted', 'silently wrong'
 CRASH, UNBOUNDED, UNSAFE = 'crash', 'unbounded', 'unsafe'
@@ -563,7 +565,7 @@ def leaderboard_with_many_missing(p: Probe):
 
 def bestanswer_growth(p: Probe):
     """The real stackselect source at 1x and 4x: time must grow about linearly, not 16-fold."""
-    questions = json.loads(STACKSELECT.read_text('utf-8'))
+    questions = stackselect_questions()
     seconds = []
     for copies in (1, 4):
         many = [
@@ -782,8 +784,6 @@ def main(argv=None) -> int:
     unknown = sorted(set(names) - set(CASES))
     if unknown:
         parser.error(f'unknown cases: {", ".join(unknown)}')
-    if not SHARED.is_dir():
-        parser.error(f'{SHARED} is missing: the corpora and stackselect_1k.json are read there')
     trees = [Path(t).resolve() for t in args.trees]
     results = {}
     for tree in trees:

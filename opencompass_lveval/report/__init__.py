@@ -14,6 +14,7 @@ from typing import Optional
 from ..atomic import write_text
 from ..errors import ReportError
 from ..tables import file_part
+from .judging import judge_tables
 from .results import find_run, read_results, synthetic_models, synthetic_note
 from .usage import usage_tables
 from .writers import to_markdown, write_csv, write_intervals_csv
@@ -42,7 +43,7 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     if not tables:
         titles = ' or '.join(b.title for b in benchmarks.BENCHMARKS)
         raise ReportError(f'{run}/results has no {titles} results')
-    tables += usage_tables(run)
+    tables += usage_tables(run) + judge_tables(results)
     markdown = out / 'long_context_report.md'
     synthetic = synthetic_models(results)
     note = [synthetic_note(synthetic)] if synthetic else []

@@ -17,6 +17,7 @@ from .. import benchmarks
 from ..errors import ReportError
 from ..rounding import rounded
 from . import write_report
+from .judging import unrated_lines
 from .results import find_run, read_results, synthetic_models, synthetic_note
 
 # What OpenCompass's summarizer prints before repeating its table as Markdown.
@@ -72,7 +73,10 @@ class LongContextSummarizer(DefaultSummarizer):
         else:
             report = next(path for path in written if path.suffix == '.md')
             print(f'per-length report (tables, CSV, plots): {report}')
-            synthetic = synthetic_models(read_results(find_run(self.work_dir)))
+            results = read_results(find_run(self.work_dir))
+            synthetic = synthetic_models(results)
             if synthetic:
                 print(synthetic_note(synthetic).replace('**', '').rstrip())
+            for line in unrated_lines(results):
+                print(line)
         return outcome

@@ -62,6 +62,8 @@ def raw_worker(spec_path: str) -> None:
         llm.reset_prefix_cache()
         began, cached, generated = time.perf_counter(), 0, 0
         for batch in batches:
+            if name.startswith('no reuse'):
+                llm.reset_prefix_cache()
             prompts = [{'prompt_token_ids': spec['ids'][i]} for i in batch]
             for output in llm.generate(prompts, params, use_tqdm=False):
                 cached += output.num_cached_tokens or 0
@@ -334,13 +336,15 @@ def prefix_cache(args, work: Path, engine: dict, env: dict) -> None:
             f'sorted, batches of {size}': [sorted(b, key=lambda i: ids[i]) for b in _batches(order, size)],
             'dataset order, one call': [order],
             'sorted, one call': [ranked],
+            'no reuse (cache emptied before each request), one at a time': [[i] for i in order],
         }  # fmt: skip
-        spec = {'model': str(model), 'window': window, 'engine': engine, 'stop': ['</s>'],
-                'ids': ids, 'orders': orders}  # fmt: skip
+        blocks = {'num_gpu_blocks_override': args.prefix_blocks} if args.prefix_blocks else {}
+        spec = {'model': str(model), 'window': window, 'engine': {**engine, **blocks},
+                'stop': ['</s>'], 'ids': ids, 'orders': orders}  # fmt: skip
         found = run_raw(work, spec, env)
         total = sum(map(len, ids))
         for name, result in found['runs'].items():
-            shape, _, batches = name.partition(', ')
+            shape, _, batches = name.rpartition(', ')
             order = [i for batch in orders[name] for i in batch]
             most = shareable(ids, order, found['block_size'])
             print(f'| {level} | {total} | {shape} | {batches} | {most} ({100 * most / total:.0f}%) | '
@@ -378,6 +382,11 @@ def main() -> None:
     parser.add_argument('--prefix-records', type=int, default=8)
     parser.add_argument('--prefix-batch', type=int, default=4)
     parser.add_argument('--prefix-window', type=int, default=8192)
+    parser.add_argument(
+        '--prefix-blocks',
+        type=int,
+        help="the engine's KV cache in blocks (default: what fits), small to see eviction",
+    )
     parser.add_argument('--model', type=Path, help='a model folder (default: a tiny random Llama)')
     parser.add_argument('--corpora', type=Path, default=DEFAULT)
     parser.add_argument('--skip', nargs='*', default=[], choices=['throughput', 'prefix'])

@@ -3,9 +3,9 @@ them as Markdown, CSV and HTML); no I/O here."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Optional
 
 # The kinds of leaderboard row: measured by a run, or published in a paper.
@@ -78,14 +78,12 @@ class ItemLine:
 
 
 def mean(values: list[Optional[float]]) -> Optional[float]:
-    """Average of the values, or None when any is missing: computed exactly on the values as
-    printed (scores have two decimals) and rounded to two decimals as Python's ``round`` rounds
-    an exact tie (half to even), so one average is the same number in every table and level
-    however the floats were summed."""
+    """Average of the values, or None when any is missing. Not rounded: an average of averages
+    is computed from these raw values, and every table, CSV, board and summary rounds the number
+    it shows once, by ``rounding.rounded``; ``fsum`` makes it the same whatever the order."""
     if not values or any(v is None for v in values):
         return None
-    exact = sum(Decimal(repr(float(v))) for v in values) / len(values)
-    return float(exact.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN))
+    return math.fsum(values) / len(values)
 
 
 # Text from run folders (model and dataset names, log lines) is data: it must not add rows or

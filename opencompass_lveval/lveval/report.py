@@ -21,6 +21,7 @@ from typing import Optional
 
 from ..intervals import NOTE, bootstrap_cells, interval, pooled, resamples_in
 from ..report.results import detail_value, prediction_parts
+from ..rounding import rounded
 from ..sizes import by_size
 from ..tables import (
     PUBLISHED,
@@ -579,12 +580,17 @@ def tidy(row, levels: list[str]) -> Iterator[tuple]:
 
 
 def json_fields(row, levels: list[str]) -> dict:
+    """The row's Overall per level and its average, rounded as the board shows them."""
     fields = {
-        'overall': {level: overall(row, level) for level in levels},
-        'average': average(row, levels),
+        'overall': {level: _rounded(overall(row, level)) for level in levels},
+        'average': _rounded(average(row, levels)),
         'overall_interval': {level: overall_interval(row, level) for level in levels},
         'average_interval': average_interval(row, levels),
     }
     if judged(row):
-        fields['judge_overall'] = {level: judge_overall(row, level) for level in levels}
+        fields['judge_overall'] = {level: _rounded(judge_overall(row, level)) for level in levels}
     return fields
+
+
+def _rounded(value: Optional[float]) -> Optional[float]:
+    return None if value is None else rounded(value)

@@ -29,7 +29,7 @@ from typing import Optional
 
 from .benchmarks import Benchmark, Cell, mark_synthetic
 from .sizes import by_size, is_size
-from .tables import BoardLine, BoardTable, Table, result_value
+from .tables import BoardLine, BoardTable, Table, mean, result_value
 
 SCORE, DEPTH = 'score', 'depth'  # the per-record keys of the evaluator's details
 
@@ -198,6 +198,17 @@ class GridBenchmark(Benchmark):
                 )
             )
         return tables
+
+    def headline(self, row, sizes: dict[str, list[str]]) -> Optional[float]:
+        """The mean of the headline metric over the cells the row has on the board (a published
+        row may lack some: the paper printed no number there); None where it has none."""
+        found = [
+            value
+            for task, shown in sizes.items()
+            for size in shown
+            if (value := self._value(row, task, size)) is not None
+        ]
+        return mean(found) if found else None
 
     def _value(self, row, task: str, size: str, metric: Optional[str] = None) -> Optional[float]:
         cell = row.results.get(self.name, {}).get((task, size), {})

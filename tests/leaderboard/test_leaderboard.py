@@ -187,6 +187,28 @@ def test_published_rows_are_shipped_data_with_sources(tmp_path):
     assert [r['level'] for r in loogle] == list(LEVELS)
 
 
+def test_published_rows_rank_by_their_average_within_each_benchmark():
+    """Rows with LV-Eval numbers by their average Overall, then the Ada-LEval-only rows (Random
+    Guess among them) by their mean accuracy over the cells the paper gives; a row with neither
+    average last. The averages are taken from the shipped CSVs as text."""
+    from opencompass_lveval.leaderboard.board import build_board
+    from opencompass_lveval.leaderboard.published import DATA
+
+    with open(DATA / 'published_lveval.csv', newline='') as stream:
+        overall_rows = [r for r in csv.DictReader(stream) if r['table'] == 'Overall Result']
+    lveval = {r['model']: sum(float(r[lv]) for lv in LEVELS) / 5 for r in overall_rows}
+    accuracy: dict[str, list[float]] = {}
+    with open(DATA / 'published_adaleval.csv', newline='') as stream:
+        for line in csv.DictReader(stream):
+            if line['accuracy_pct'] and line['model'] not in lveval:
+                accuracy.setdefault(line['model'], []).append(float(line['accuracy_pct']))
+    ada = {model: sum(found) / len(found) for model, found in accuracy.items()}
+    expected = sorted(lveval, key=lveval.get, reverse=True) + sorted(ada, key=ada.get, reverse=True)
+    labels = [row.model for row in build_board([], with_published=True).rows]
+    assert labels == expected + ['Qwen2-72B-Instruct']  # its 16k dataset scores give no Overall
+    assert labels.index('Random Guess') == len(labels) - 2  # the floor of the Ada-LEval rows
+
+
 def chromium() -> str:
     for name in ('chromium', 'chromium-browser', 'google-chrome'):
         if shutil.which(name):

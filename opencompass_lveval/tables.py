@@ -61,6 +61,7 @@ class BoardTable:
     note_label: str = ''  # what ``notes`` are, for the page's tooltips
     note: str = ''  # how the numbers are made, printed under the title
     label: str = 'model'  # what the first column names: models, or a table's own items
+    axis: str = 'size'  # the plot's x-axis: the benchmark's sizes in their length unit
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 from parity_data import REPO
 
+from opencompass_lveval.benchmarks import named
 from opencompass_lveval.cli import main
 from opencompass_lveval.leaderboard import write_leaderboard
-from opencompass_lveval.lveval.report import average, overall
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+
+overall = named('lveval').overall_value
+average = named('lveval').average_value
 
 DATA = REPO / 'opencompass_lveval' / 'leaderboard' / 'data'
 HF = 'opencompass_lveval.models.hf.LongContextHF'

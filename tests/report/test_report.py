@@ -8,12 +8,15 @@ import random
 import pytest
 from parity_data import REPO
 
+from opencompass_lveval.benchmarks import named
 from opencompass_lveval.cli import main
 from opencompass_lveval.errors import ReportError
 from opencompass_lveval.lveval.metrics import subset_score
-from opencompass_lveval.lveval.report import depth_maps, record_depths
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME
 from opencompass_lveval.report import write_report
+
+LVEVAL = named('lveval')
+depth_maps, record_depths = LVEVAL.depth_maps, LVEVAL.record_depths
 
 
 def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
@@ -253,10 +256,7 @@ def test_names_from_run_folders_cannot_forge_tables_or_files(tmp_path):
 def test_per_record_scores_read_opencompass_details_as_it_writes_them():
     """OpenCompass wraps every per-sample value of ``details`` in a list (one per replica): an
     Ada-LEval record with ``"correct": [False]`` is wrong, not a non-empty list taken as true."""
-    from opencompass_lveval.benchmarks import named
-    from opencompass_lveval.lveval.report import record_scores as lveval_scores
-
-    ada_scores = named('adaleval').record_scores
+    ada_scores, lveval_scores = named('adaleval').record_scores, LVEVAL.record_scores
 
     details = [{'correct': [False]}, {'correct': [True]}, {'correct': False}]
     assert ada_scores({'details': details}) == [0.0, 100.0, 0.0]

@@ -245,6 +245,10 @@ class Benchmark(ABC):
         for other datasets."""
         return None
 
+    def length_units(self) -> list[LengthUnit]:
+        """Every unit its datasets' lengths are given in, for texts that name them."""
+        return []
+
 
 def _instance(loaded: Any, origin: str) -> Benchmark:
     from .errors import BenchmarkError
@@ -320,6 +324,16 @@ def length_unit_of(abbr: str) -> Optional[LengthUnit]:
         if unit is not None:
             return unit
     return None
+
+
+def length_units_text() -> str:
+    """The registered benchmarks' length units, for help texts: ``LV-Eval: words for English,
+    characters for Chinese; Ada-LEval: cl100k_base tokens``."""
+    return '; '.join(
+        f'{benchmark.title}: {", ".join(unit.phrase for unit in units)}'
+        for benchmark in registered()
+        if (units := benchmark.length_units())
+    )
 
 
 def named(name: str) -> Benchmark:

@@ -56,6 +56,13 @@ class DeclaredBenchmark(GridBenchmark):
             found += [(task, path) for path in sorted(root.glob(pattern)) if path.is_file()]
         return found
 
+    @property
+    def data_looked_for(self) -> str:
+        files = ' or '.join(
+            dict.fromkeys(self.data_file.format(task=t, size='{size}') for t in self.tasks)
+        )
+        return f'{files} files'
+
     def has_data(self, root: Path) -> bool:
         return any(self._data_files(root / self.name)) or any(self._data_files(root))
 

@@ -115,16 +115,22 @@ class GridTables(Benchmark):
         """The board's sizes per task, whichever layout."""
         return {task: list(sizes) for task in self.tasks} if self.overall else sizes
 
-    def axis_label(self, detailed: bool = False) -> str:
-        """Its sizes as a plot's axis, with the units of its lengths: ``length level (words /
-        characters)``; ``detailed`` says which texts each unit is for (``English words``)."""
-        units: dict[str, None] = {}
+    def length_units(self) -> list:
+        """The units of its tasks' lengths, each once, in task order."""
+        found = {}
         for task in self.tasks:
             for size in self.sizes_of(task)[:1]:
                 if unit := self.length_unit(self.abbr(task, size)):
-                    units.setdefault(
-                        f'{unit.texts} {unit.name}' if detailed and unit.texts else unit.name
-                    )
+                    found.setdefault((unit.name, unit.texts), unit)
+        return list(found.values())
+
+    def axis_label(self, detailed: bool = False) -> str:
+        """Its sizes as a plot's axis, with the units of its lengths: ``length level (words /
+        characters)``; ``detailed`` says which texts each unit is for (``English words``)."""
+        units = [
+            f'{unit.texts} {unit.name}' if detailed and unit.texts else unit.name
+            for unit in self.length_units()
+        ]
         return f'{self.size_name} ({" / ".join(units)})' if units else self.size_name
 
     # A run's report -----------------------------------------------------------------------------

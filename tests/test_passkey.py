@@ -158,3 +158,5 @@ def test_end_to_end_through_opencompass_report_and_leaderboard(passkey, tmp_path
     assert row in tidy
     page = (tmp_path / 'board' / 'leaderboard.html').read_text()
     assert 'for Passkey the tenth of the context where the key first occurs' in page
+    # The plot's axis is the benchmark's: sizes without a length unit, no LV-Eval words.
+    assert 'text-anchor="middle">size</text>' in page and 'length level' not in page

@@ -11,6 +11,12 @@ from typing import Any, Optional
 # The kinds of leaderboard row: measured by a run, or published in a paper.
 MEASURED, PUBLISHED = 'measured', 'published'
 SYNTHETIC = 'synthetic'  # measured on the data of `lveval data synth`: tests the pipeline only
+SYNTHETIC_MARK = ' (synthetic data)'  # what the label of such a model says, in every table
+
+
+def synthetic_label(label: str) -> str:
+    """The label of a model measured on synthetic data, as reports and boards show it."""
+    return label + SYNTHETIC_MARK
 
 
 def number(value) -> Optional[float]:

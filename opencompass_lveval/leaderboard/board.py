@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import benchmarks
 from ..intervals import RESAMPLES, SEED, bootstrap_cells
-from ..tables import MEASURED, PUBLISHED, SYNTHETIC, number
+from ..tables import MEASURED, PUBLISHED, SYNTHETIC, number, synthetic_label
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
 from .usage import add_usage, result_usage
@@ -285,7 +285,7 @@ def build_board(
     attach_samples(measured, resamples, seed)
     for row in measured:
         if row.kind == SYNTHETIC:
-            row.label = f'{row.label} (synthetic data)'
+            row.label = synthetic_label(row.label)
     papers = published(with_published)
     every = measured + papers
     sizes = {b.name: b.board_sizes(every, with_published) for b in benchmarks.BENCHMARKS}

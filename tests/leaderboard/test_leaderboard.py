@@ -573,3 +573,14 @@ def test_rows_on_synthetic_data_say_so_and_come_last_unless_asked(tmp_path, caps
     assert '1 measured rows, 0 published rows, 1 rows on synthetic data (ranked last' in (
         capsys.readouterr().out
     )
+    # The report labels the model as the board does, in every table and CSV; files keep its name.
+    from opencompass_lveval.report import write_report
+
+    written = write_report(work, tmp_path / 'report')
+    report = tmp_path / 'report'
+    levels = (report / 'lveval_levels.csv').read_text().splitlines()
+    assert [line.split(',')[0] for line in levels[1:]] == ['real', 'synth (synthetic data)']
+    markdown = (report / 'long_context_report.md').read_text()
+    assert '### LV-Eval, synth (synthetic data)\n' in markdown and '### LV-Eval, real\n' in markdown
+    assert '| synth (synthetic data) | 90.00 |' in markdown
+    assert {'lveval_synth.csv', 'lveval_real.csv'} <= {path.name for path in written}

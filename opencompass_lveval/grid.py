@@ -24,6 +24,7 @@ from __future__ import annotations
 import copy
 import csv
 import re
+from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
@@ -101,10 +102,10 @@ class GridBenchmark(GridTables):
         dataset class is told the cell."""
         return {'abbr': self.abbr(task, size)}
 
+    @abstractmethod
     def cell_config(self, task: str, size: str, path: str, **options) -> dict:
         """One cell's OpenCompass dataset config reading the folder ``path``
         (``declared.dataset_config`` builds it), ``options`` the benchmark's own."""
-        raise NotImplementedError(f'{self.title} states no dataset config')
 
     def default_data_dir(self) -> str:
         """The data folder of configs given none."""

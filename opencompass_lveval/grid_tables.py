@@ -66,8 +66,8 @@ class GridTables(Benchmark):
 
     def rated(self, row) -> bool:
         """Whether a row holds the rated note metric (an LLM judge's score) anywhere."""
-        metric = self.board_note_metric if self.board_note_rated else None
-        return any(metric in values for values in row.results.get(self.name, {}).values())
+        cells = row.results.get(self.name, {}).values()
+        return self.board_note_rated and any(self.board_note_metric in v for v in cells)
 
     def headline(self, row, sizes) -> Optional[float]:
         """What a board ranks rows by: with an Overall, its average over the board's sizes;

@@ -30,7 +30,7 @@ def _count_tokens():
 
 
 class AdaLEval(GridBenchmark):
-    name, title, prefix = 'adaleval', 'Ada-LEval', 'AdaLEval'
+    name, title, prefix = tables.NAME, 'Ada-LEval', 'AdaLEval'
     tasks = tuple(task.name for task in TASKS)
     result_metrics = METRICS
     board_metrics = ('accuracy', 'instruction_following')

@@ -12,7 +12,7 @@ from ..sizes import by_size, is_size
 from ..tables import Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
 
-NAME = 'adaleval'
+NAME = 'adaleval'  # the benchmark's name, which keys its cells' resamples (report_samples)
 INTERVAL_METRIC = 'accuracy'  # what the per-record scores average to
 POSITION_STEM = 'adaleval_score_by_answer_position'
 

@@ -149,17 +149,10 @@ def write_config(path: Path, model: dict, datasets: list[dict]) -> Path:
 
 
 def lveval_configs(data: Path, names: list[str], level: str) -> list[dict]:
-    from mmengine.config import Config
+    """LV-Eval's dataset configs of ``names`` at ``level``, reading ``data``."""
+    from opencompass_lveval.benchmarks import named
 
-    from opencompass_lveval.lveval.entries import at_levels
-
-    shipped = Config.fromfile(
-        str(REPO / 'configs' / 'datasets' / 'lveval' / 'lveval_gen.py'), format_python_code=False
-    )['lveval_datasets']
-    configs = at_levels(shipped, [level], datasets=names)
-    for config in configs:
-        config['path'] = str(data)
-    return configs
+    return named('lveval').configs(str(data), sizes=[level], tasks=names)
 
 
 def model_config(path: Path, window: int, batch_size: int, engine: dict) -> dict:

@@ -17,7 +17,7 @@ with read_base():
 
 _judge = __import__('opencompass_lveval.evaluators.judge', fromlist=['GPT4_0613_JUDGE'])
 _tasks = __import__('opencompass_lveval.lveval.tasks', fromlist=['split_abbr'])
-_entries = __import__('opencompass_lveval.lveval.entries', fromlist=['lveval_summary_abbrs'])
+_lveval = __import__('opencompass_lveval.benchmarks', fromlist=['named']).named('lveval')
 
 # For another judge, e.g. a local server:
 #   judge = dict(type='LongContextAPI', abbr='qwen2.5-72b-judge', path='Qwen/Qwen2.5-72B-Instruct',
@@ -39,13 +39,12 @@ eval = dict(
 )
 # Both scores in OpenCompass's summary, per dataset, level and group; the run's summary/ folder
 # gets the per-length tables with the judge beside the keyword score and their agreement.
+_summary = _lveval.summary_config()
 summarizer = dict(
     type=LongContextSummarizer,
     dataset_abbrs=[
-        (abbr, metric)
-        for abbr in _entries.lveval_summary_abbrs()
-        for metric in ('score', 'judge_score')
+        (abbr, metric) for abbr in _summary['dataset_abbrs'] for metric in ('score', 'judge_score')
     ],
-    summary_groups=_entries.lveval_summary_groups(),
+    summary_groups=_summary['summary_groups'],
 )
-del _judge, _tasks, _entries, _dataset
+del _judge, _tasks, _lveval, _summary, _dataset

@@ -58,6 +58,12 @@ class LengthUnit:
 
     name: str  # plural, as printed after a number: 'words', 'cl100k_base tokens'
     count: Callable[[str], int]
+    texts: str = ''  # the texts it measures, where a benchmark has several units: 'English'
+
+    @property
+    def phrase(self) -> str:
+        """``words for English``; the bare name where it measures every text."""
+        return f'{self.name} for {self.texts}' if self.texts else self.name
 
 
 def argument(flag: str, **options) -> Argument:
@@ -108,6 +114,9 @@ class Benchmark(ABC):
     @abstractmethod
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         """(task, size) of one of its plain OpenCompass dataset abbreviations, else None."""
+
+    # What its data files look like, for ``lveval data check`` on a folder that has none.
+    data_looked_for: str = ''
 
     @abstractmethod
     def has_data(self, root: Path) -> bool:
@@ -236,6 +245,10 @@ class Benchmark(ABC):
         for other datasets."""
         return None
 
+    def length_units(self) -> list[LengthUnit]:
+        """Every unit its datasets' lengths are given in, for texts that name them."""
+        return []
+
 
 def _instance(loaded: Any, origin: str) -> Benchmark:
     from .errors import BenchmarkError
@@ -311,6 +324,16 @@ def length_unit_of(abbr: str) -> Optional[LengthUnit]:
         if unit is not None:
             return unit
     return None
+
+
+def length_units_text() -> str:
+    """The registered benchmarks' length units, for help texts: ``LV-Eval: words for English,
+    characters for Chinese; Ada-LEval: cl100k_base tokens``."""
+    return '; '.join(
+        f'{benchmark.title}: {", ".join(unit.phrase for unit in units)}'
+        for benchmark in registered()
+        if (units := benchmark.length_units())
+    )
 
 
 def named(name: str) -> Benchmark:

@@ -16,7 +16,7 @@ AUTO = 'auto'
 
 def check_data_folder(folder: str | os.PathLike, benchmark: str = AUTO) -> tuple[list[str], bool]:
     """The report's lines and whether everything is in order. ``auto`` checks every benchmark
-    whose files the folder holds, or the first registered one (which then says what it lacks)."""
+    whose files the folder holds; where none has any, the error says what each looks for."""
     from . import benchmarks
     from .errors import DataError
 
@@ -25,7 +25,8 @@ def check_data_folder(folder: str | os.PathLike, benchmark: str = AUTO) -> tuple
         raise DataError(f'{root} is not a folder; give the folder that holds the data files')
     if benchmark == AUTO:
         chosen = [b for b in benchmarks.BENCHMARKS if b.has_data(root)]
-        chosen = chosen or list(benchmarks.BENCHMARKS[:1])
+        if not chosen:
+            raise DataError(_no_data(root, benchmarks.BENCHMARKS))
     else:
         chosen = [benchmarks.named(benchmark)]
     lines, ok = skipped_files(root), True  # only regular files are read
@@ -34,6 +35,16 @@ def check_data_folder(folder: str | os.PathLike, benchmark: str = AUTO) -> tuple
         lines += part
         ok = ok and part_ok
     return lines, ok
+
+
+def _no_data(root: Path, registered) -> str:
+    looked_for = '; '.join(
+        f'{b.title}: {b.data_looked_for or "its data files"}' for b in registered
+    )
+    return (
+        f'{root} holds the data of no benchmark (looked for: {looked_for}). '
+        'Point at the folder that holds them, or write demo data with `lveval data synth FOLDER`'
+    )
 
 
 def folder_from_env(variable: str, default: str, error: type[Exception]) -> str:

@@ -16,7 +16,7 @@ from opencompass.registry import ICL_EVALUATORS, LOAD_DATASET
 
 from . import benchmarks
 from .columnar import ColumnarDataset
-from .declared import DEPTH, SCORE
+from .grid import DEPTH, SCORE
 from .provenance import provenance
 
 

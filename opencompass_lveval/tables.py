@@ -3,14 +3,20 @@ them as Markdown, CSV and HTML); no I/O here."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any, Optional
 
 # The kinds of leaderboard row: measured by a run, or published in a paper.
 MEASURED, PUBLISHED = 'measured', 'published'
 SYNTHETIC = 'synthetic'  # measured on the data of `lveval data synth`: tests the pipeline only
+SYNTHETIC_MARK = ' (synthetic data)'  # what the label of such a model says, in every table
+
+
+def synthetic_label(label: str) -> str:
+    """The label of a model measured on synthetic data, as reports and boards show it."""
+    return label + SYNTHETIC_MARK
 
 
 def number(value) -> Optional[float]:
@@ -61,6 +67,7 @@ class BoardTable:
     note_label: str = ''  # what ``notes`` are, for the page's tooltips
     note: str = ''  # how the numbers are made, printed under the title
     label: str = 'model'  # what the first column names: models, or a table's own items
+    axis: str = 'size'  # the plot's x-axis: the benchmark's sizes in their length unit
 
 
 @dataclass(frozen=True)
@@ -78,14 +85,12 @@ class ItemLine:
 
 
 def mean(values: list[Optional[float]]) -> Optional[float]:
-    """Average of the values, or None when any is missing: computed exactly on the values as
-    printed (scores have two decimals) and rounded to two decimals as Python's ``round`` rounds
-    an exact tie (half to even), so one average is the same number in every table and level
-    however the floats were summed."""
+    """Average of the values, or None when any is missing. Not rounded: an average of averages
+    is computed from these raw values, and every table, CSV, board and summary rounds the number
+    it shows once, by ``rounding.rounded``; ``fsum`` makes it the same whatever the order."""
     if not values or any(v is None for v in values):
         return None
-    exact = sum(Decimal(repr(float(v))) for v in values) / len(values)
-    return float(exact.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN))
+    return math.fsum(values) / len(values)
 
 
 # Text from run folders (model and dataset names, log lines) is data: it must not add rows or

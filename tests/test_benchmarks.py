@@ -176,3 +176,28 @@ def test_the_readme_shows_this_toy_benchmark():
     source = inspect.getsource(Echo).replace("  # the README's toy benchmark, line for line", '')
     readme = (Path(__file__).resolve().parents[1] / 'README.md').read_text('utf-8')
     assert f'```python\n{source}```' in readme
+
+
+def test_texts_that_name_length_units_ask_the_registry(monkeypatch):
+    """`inputs --count-only` says what a tokenizer-free baseline counts in, and the page's plot
+    labels its axis, from each benchmark's own length units."""
+    from opencompass_lveval.benchmarks import LengthUnit, length_units_text, named
+    from opencompass_lveval.commands.input_kinds import BaselineInputs
+
+    builtin = 'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens'
+    assert length_units_text() == builtin
+    assert named('lveval').axis_label() == 'length level (words / characters)'
+    assert named('lveval').axis_label(detailed=True) == (
+        'length level (English words / Chinese characters)'
+    )
+
+    class Counted(Echo):
+        def length_units(self):
+            return [LengthUnit('bytes', len)]
+
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.BENCHMARKS, Counted()))
+    assert length_units_text() == f'{builtin}; Echo: bytes'
+    baseline = object.__new__(BaselineInputs)  # its parser is not needed to name the unit
+    assert baseline.counted_in == (
+        f"no tokenizer: prompts in the benchmark's length unit ({builtin}; Echo: bytes)"
+    )

@@ -155,13 +155,13 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     """The refresh workflow on data past 256k: run one model, add a second with `-r` (only its
     tasks run), report, and merge both into a leaderboard with the published rows."""
     from opencompass_lveval.adaleval.build import write_task_file
-    from opencompass_lveval.adaleval.entries import at_settings
     from opencompass_lveval.adaleval.tasks import BESTANSWER
+    from opencompass_lveval.benchmarks import named
     from opencompass_lveval.cli import main
     from opencompass_lveval.leaderboard import write_leaderboard
     from opencompass_lveval.lveval.build import build_factrecall
-    from opencompass_lveval.lveval.entries import at_levels
-    from opencompass_lveval.lveval.report import overall
+
+    lveval_benchmark, adaleval_benchmark = named('lveval'), named('adaleval')
 
     data = tmp_path / 'data'
     build_factrecall('en', data, corpora, ['512k', '1000k'], count=4, scale=100)
@@ -171,8 +171,8 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     adaleval = load_config('datasets/adaleval/adaleval_gen.py').adaleval_datasets
     datasets = (
         [d for d in lveval if d['abbr'] == 'LVEval_loogle_SD_mixup_16k']
-        + at_levels(lveval, ['512k', '1000k'], datasets=['factrecall_en'])
-        + at_settings(adaleval, ['256k'], tasks=['bestanswer'])
+        + lveval_benchmark.at_sizes(lveval, ['512k', '1000k'], tasks=['factrecall_en'])
+        + adaleval_benchmark.at_sizes(adaleval, ['256k'], tasks=['bestanswer'])
     )
     for dataset in datasets:
         dataset['path'] = str(data)
@@ -215,7 +215,9 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     for level in ('512k', '1000k'):
         expected = scores['extractive-bm25'][f'LVEval_factrecall_en_{level}']['score']
         assert extractive.results['lveval']['factrecall_en', level]['score'] == expected
-        assert overall(extractive, level) is None  # 1 of 11 datasets: no partial average
+        assert (
+            lveval_benchmark.overall_value(extractive, level) is None
+        )  # 1 of 11 datasets: no partial average
     assert (
         rows['random-guess'].results['adaleval']['bestanswer', '256k']['accuracy']
         == (scores['random-guess']['AdaLEval_bestanswer_256k']['accuracy'])

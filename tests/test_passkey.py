@@ -134,6 +134,36 @@ def test_the_example_config_parses_its_datasets(passkey):
     assert cfg.summarizer['dataset_abbrs'][:2] == ['Passkey_2k', 'Passkey_4k']
 
 
+def test_a_cell_has_one_interval_in_the_report_and_on_the_board(passkey, tmp_path):
+    """The per-task report resamples a cell as the board does (keyed by benchmark, task and
+    size), so both print the same interval for it."""
+    import csv
+    import random
+
+    from opencompass_lveval.leaderboard import write_leaderboard
+    from opencompass_lveval.report import write_report
+
+    rng = random.Random(5)
+    run = tmp_path / 'work' / '20260101_000000'
+    (run / 'results' / 'm').mkdir(parents=True)
+    (run / 'configs').mkdir()
+    (run / 'configs' / 'c.py').write_text(
+        'models = [{"abbr": "m"}]\ndatasets = [{"abbr": "Passkey_retrieval_2k"}]\n'
+    )
+    scores = [100.0 * (rng.random() < 0.6) for _ in range(25)]
+    details = [{'score': [score], 'depth': [0.5]} for score in scores]
+    result = {'score': sum(scores) / 25, 'details': details}
+    (run / 'results' / 'm' / 'Passkey_retrieval_2k.json').write_text(json.dumps(result))
+    write_report(run, tmp_path / 'report')
+    write_leaderboard([run], tmp_path / 'board')
+    with open(tmp_path / 'report' / 'intervals.csv', newline='') as stream:
+        (reported,) = [r for r in csv.DictReader(stream) if r['column'] == '2k']
+    with open(tmp_path / 'board' / 'leaderboard.csv', newline='') as stream:
+        (boarded,) = [r for r in csv.DictReader(stream) if r['level'] == '2k']
+    assert float(reported['low']) < float(reported['high'])  # not a degenerate interval
+    assert (reported['low'], reported['high']) == (boarded['low'], boarded['high'])
+
+
 @pytest.mark.slow
 def test_end_to_end_through_opencompass_report_and_leaderboard(passkey, tmp_path):
     assert main(['data', 'synth', str(tmp_path / 'data' / 'demo'), '--count', '1']) == 0
@@ -149,7 +179,8 @@ def test_end_to_end_through_opencompass_report_and_leaderboard(passkey, tmp_path
     run = sorted((tmp_path / 'out').iterdir())[-1]
     assert main(['report', str(run), '--out', str(tmp_path / 'report')]) == 0
     report = (tmp_path / 'report' / 'long_context_report.md').read_text()
-    assert '| extractive-bm25 | 100.00 [100.00, 100.00] | 100.00 [100.00, 100.00] |' in report
+    row = '| extractive-bm25 (synthetic data) | 100.00 [100.00, 100.00] | 100.00 [100.00, 100.00] |'
+    assert row in report  # measured on `data synth` data, labelled so as on the board
     assert (tmp_path / 'report' / 'passkey_score_by_answer_depth_random-guess.png').is_file()
     assert main(['leaderboard', str(tmp_path / 'out'), '--out', str(tmp_path / 'board')]) == 0
     tidy = (tmp_path / 'board' / 'leaderboard.csv').read_text().splitlines()
@@ -158,3 +189,5 @@ def test_end_to_end_through_opencompass_report_and_leaderboard(passkey, tmp_path
     assert row in tidy
     page = (tmp_path / 'board' / 'leaderboard.html').read_text()
     assert 'for Passkey the tenth of the context where the key first occurs' in page
+    # The plot's axis is the benchmark's: sizes without a length unit, no LV-Eval words.
+    assert 'text-anchor="middle">size</text>' in page and 'length level' not in page

@@ -3,11 +3,9 @@
 # The run's summary/ folder also gets task x setting tables and accuracy plots.
 from opencompass_lveval.report.summarizer import LongContextSummarizer
 
-_entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval_summary_groups'])
-
 summarizer = dict(
     type=LongContextSummarizer,
-    dataset_abbrs=_entries.adaleval_summary_abbrs(),
-    summary_groups=_entries.adaleval_summary_groups(),
+    **__import__('opencompass_lveval.benchmarks', fromlist=['named'])
+    .named('adaleval')
+    .summary_config(),
 )
-del _entries

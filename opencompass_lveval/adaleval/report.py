@@ -1,20 +1,18 @@
 """Ada-LEval's own report: per task, every metric by setting for each model, and the accuracy
 plot with the chance line; BestAnswer's position-bias maps. Its leaderboard tables and tidy rows
-are the framework's (``declared.GridBenchmark``). Settings are whatever the results hold,
-smallest first."""
+are the framework's (``grid.py``). Settings are whatever the results hold, smallest first."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
-from ..intervals import bootstrap_cells, interval
+from ..intervals import interval
 from ..sizes import by_size, is_size
 from ..tables import Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
 
-NAME = 'adaleval'
+NAME = 'adaleval'  # the benchmark's name, which keys its cells' resamples (report_samples)
 INTERVAL_METRIC = 'accuracy'  # what the per-record scores average to
 POSITION_STEM = 'adaleval_score_by_answer_position'
 
@@ -35,20 +33,6 @@ def settings_in(task: AdaTask, results_by_model: dict[str, dict]) -> list[str]:
         for abbr in results
         if (setting := setting_of(abbr, task))
     )
-
-
-def _samples(results: dict[str, dict[str, dict]], record_scores: Callable) -> dict:
-    """(task, setting) -> model -> bootstrap distribution of the accuracy, default settings."""
-    cells = {
-        (NAME, task.name, setting): {
-            model: scores
-            for model, found in results.items()
-            if (scores := record_scores(found.get(task.abbr(setting), {})))
-        }
-        for task in TASKS
-        for setting in settings_in(task, results)
-    }
-    return bootstrap_cells(cells)
 
 
 def model_tables(model: str, results: dict, samples: dict) -> list[Table]:
@@ -87,7 +71,7 @@ def is_position_variant(abbr: str) -> bool:
     return any(setting_of(abbr, task, f'_{p}') for task in TASKS for p in task.positions)
 
 
-def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
+def depth_maps(results: dict[str, dict], scores: dict) -> list:
     """BestAnswer's accuracy by where the best answer stands among the candidates (the
     position-bias variants' results: front, middle, rear) and setting, where a run has them;
     each cell's record count from its per-record scores (``scores``, abbr -> list)."""
@@ -121,14 +105,13 @@ def depth_maps(results: dict[str, dict], scores: dict, depths: dict) -> list:
     return maps
 
 
-def report(
-    results: dict[str, dict[str, dict]], out: Path, record_scores: Callable
-) -> tuple[list[Table], list[Path]]:
+def report(benchmark, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
     """Every model's tables, and per task the accuracy plot with the chance line and error
-    bars (intervals from ``record_scores``, the benchmark's per-record accuracy)."""
+    bars (``benchmark``'s intervals of the per-record accuracy)."""
     from ..report.plots import plot_lines
 
-    samples = _samples(results, record_scores)
+    every = [t.abbr(s) for t in TASKS for s in settings_in(t, results)]
+    samples = benchmark.report_samples(results, every)
     tables = [
         table for model, found in results.items() for table in model_tables(model, found, samples)
     ]
@@ -138,20 +121,9 @@ def report(
         if not settings:
             continue
         accuracy = {
-            model: [result_value(found, task.abbr(s), 'accuracy') for s in settings]
+            model: [result_value(found, task.abbr(s), INTERVAL_METRIC) for s in settings]
             for model, found in results.items()
         }
-        chance = [
-            next(
-                (
-                    v
-                    for found in results.values()
-                    if (v := result_value(found, task.abbr(s), 'random_guess')) is not None
-                ),
-                None,
-            )
-            for s in settings
-        ]
         path = out / f'adaleval_{task.name}_accuracy.png'
         plot_lines(
             path,
@@ -160,7 +132,7 @@ def report(
             accuracy,
             'setting (tokens)',
             'accuracy (%)',
-            {'chance (uniform random answer)': chance},
+            {'chance (uniform random answer)': chance(task, settings, results)},
             errors={
                 model: [
                     interval(samples.get((NAME, task.name, s), {}).get(model)) for s in settings
@@ -170,3 +142,18 @@ def report(
         )
         plots.append(path)
     return tables, plots
+
+
+def chance(task: AdaTask, settings: list[str], results: dict) -> list[Optional[float]]:
+    """The random-guess accuracy per setting, as the first model with a result there has it."""
+    return [
+        next(
+            (
+                v
+                for found in results.values()
+                if (v := result_value(found, task.abbr(s), 'random_guess')) is not None
+            ),
+            None,
+        )
+        for s in settings
+    ]

@@ -114,14 +114,15 @@ class ApiInputs:
 
 class BaselineInputs:
     """The text a tokenizer-free CPU baseline answers from, counted in the length unit of the
-    dataset's benchmark (LV-Eval: words for English, characters for Chinese; Ada-LEval:
-    cl100k_base tokens), the unit its levels and settings are given in."""
+    dataset's benchmark (``Benchmark.length_unit``), the unit its sizes are given in."""
 
     mode = 'baseline'
-    counted_in = (
-        "no tokenizer: prompts in the benchmark's length unit (LV-Eval: words for English, "
-        'characters for Chinese; Ada-LEval: cl100k_base tokens)'
-    )
+
+    @property
+    def counted_in(self) -> str:
+        from ..benchmarks import length_units_text
+
+        return f"no tokenizer: prompts in the benchmark's length unit ({length_units_text()})"
 
     def __init__(self, cls: Any, meta_template: Optional[dict]) -> None:
         from opencompass.models.base import LMTemplateParser

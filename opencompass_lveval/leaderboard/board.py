@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import benchmarks
 from ..intervals import RESAMPLES, SEED, bootstrap_cells
-from ..tables import MEASURED, PUBLISHED, SYNTHETIC, number
+from ..tables import MEASURED, PUBLISHED, SYNTHETIC, number, synthetic_label
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
 from .usage import add_usage, result_usage
@@ -262,12 +262,14 @@ def published(rows_wanted: bool) -> list[Row]:
 
 
 def _rank(row: Row, sizes: dict[str, Any]) -> tuple:
-    """Complete rows with a headline score first, highest first, then by label."""
-    score = next(
-        (s for b in benchmarks.BENCHMARKS if (s := b.headline(row, sizes[b.name])) is not None),
-        None,
-    )
-    return score is None or not row.complete, -(score or 0), row.label
+    """Complete rows first; among them those with a headline score, grouped by the first benchmark
+    (in registry order) that gives one, since averages of two benchmarks do not compare; highest
+    first within a group, then by label."""
+    for order, benchmark in enumerate(benchmarks.BENCHMARKS):
+        score = benchmark.headline(row, sizes[benchmark.name])
+        if score is not None:
+            return not row.complete, order, -score, row.label
+    return not row.complete, len(benchmarks.BENCHMARKS), 0, row.label
 
 
 def build_board(
@@ -283,12 +285,12 @@ def build_board(
     attach_samples(measured, resamples, seed)
     for row in measured:
         if row.kind == SYNTHETIC:
-            row.label = f'{row.label} (synthetic data)'
-    sizes = {b.name: b.board_sizes(measured, with_published) for b in benchmarks.BENCHMARKS}
+            row.label = synthetic_label(row.label)
+    papers = published(with_published)
+    every = measured + papers
+    sizes = {b.name: b.board_sizes(every, with_published) for b in benchmarks.BENCHMARKS}
     measured.sort(key=lambda row: _rank(row, sizes))
+    papers.sort(key=lambda row: _rank(row, sizes))
     synthetic = [] if include_synthetic else [r for r in measured if r.kind == SYNTHETIC]
     real = [row for row in measured if row not in synthetic]
-    papers = sorted(published(with_published), key=lambda row: _rank(row, sizes))
-    rows = real + papers + synthetic
-    sizes = {b.name: b.board_sizes(rows, with_published) for b in benchmarks.BENCHMARKS}
-    return Board(rows, sizes)
+    return Board(real + papers + synthetic, sizes)

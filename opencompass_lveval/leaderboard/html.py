@@ -208,7 +208,7 @@ def _plot(table: BoardTable) -> str:
         parts += _plot_line(frame, number, line, table.plotted, colors[number])
     parts.append(
         f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
-        'text-anchor="middle">length level (words / characters)</text>'
+        f'text-anchor="middle">{escape(table.axis)}</text>'
         f'<text transform="translate(12,{top + inner_h / 2:.0f}) rotate(-90)" font-size="11" '
         'text-anchor="middle">score (%)</text></svg>'
     )

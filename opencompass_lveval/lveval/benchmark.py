@@ -1,4 +1,9 @@
-"""LV-Eval behind the package's ``Benchmark`` interface: its cells are (dataset, length level)."""
+"""LV-Eval on the framework's ``GridBenchmark``: its cells are (dataset, length level), its Overall
+at a level the unweighted mean of the 11 datasets (the official leaderboard's rule), its task
+types OpenCompass's groups. What is its own: its data layout (the official zips, the release's
+record counts, its builders), the official prompts and metrics per dataset, its published tables,
+the answer depths read from the run's prompts and the LLM judge's score beside the keyword score
+(``report.py``)."""
 
 from __future__ import annotations
 
@@ -8,29 +13,42 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Benchmark, Cell, LengthUnit, argument, mark_synthetic
+from ..benchmarks import Cell, LengthUnit, argument, mark_synthetic
 from ..commands.arguments import COUNT, SCALE
-from ..sizes import by_size
+from ..declared import dataset_config
+from ..grid import GridBenchmark
+from ..tables import PUBLISHED
 from ..text import length
 from . import report as tables
-from .tasks import TASKS_BY_NAME, split_abbr
+from .report import JUDGE, KEYWORD
+from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
 
 # The README's table names are the dataset names with dashes, and loogle_MIR is "loogle-MR".
 _PUBLISHED_TABLES = {name.replace('_', '-').replace('MIR', 'MR'): name for name in TASKS_BY_NAME}
 _PUBLISHED_OVERALL = 'Overall Result'
 # The levels' unit: words for English, characters (whitespace excluded) for Chinese.
 _LENGTH_UNITS = {
-    'en': LengthUnit('words', lambda text: length(text, 'en')),
-    'zh': LengthUnit('characters', lambda text: length(text, 'zh')),
+    'en': LengthUnit('words', lambda text: length(text, 'en'), 'English'),
+    'zh': LengthUnit('characters', lambda text: length(text, 'zh'), 'Chinese'),
 }
 
 
-class LVEval(Benchmark):
-    name = tables.NAME
-    title = 'LV-Eval'
+class LVEval(GridBenchmark):
+    name, title, prefix = 'lveval', 'LV-Eval', 'LVEval'
+    tasks = tuple(task.name for task in TASKS)
+    sizes = LEVELS
     # The official metric, and the LLM judge's score where a judge rated the run.
-    result_metrics = (tables.KEYWORD, tables.JUDGE)
-    board_metrics = (tables.KEYWORD, tables.JUDGE)
+    result_metrics = board_metrics = (KEYWORD, JUDGE)
+    score_scale = 100  # LVEvalEvaluator's per-record scores are fractions
+    task_word, size_word, size_name = 'dataset', 'level', 'length level'
+    overall = 'Overall'
+    task_groups = {group: tuple(t.name for t in TASKS if t.group == group) for group in GROUPS}
+    task_groups_name = 'task types'
+    # OpenCompass's LV-Eval summary (same names); rows overall, per level, task type, dataset.
+    summary_by, summary_all = ('task', 'group', 'size', 'all'), 'qa'
+    summary_rows_by = ('all', 'size', 'group', 'task')
+    board_title = '{title} {task}'
+    board_note_metric, board_note_label, board_note_rated = JUDGE, 'LLM judge', True
     classes = (
         'opencompass_lveval.lveval.dataset:LVEvalDataset',
         'opencompass_lveval.lveval.evaluator:LVEvalEvaluator',
@@ -38,6 +56,7 @@ class LVEval(Benchmark):
     )
     dataset_configs = ('datasets/lveval/lveval_gen.py:lveval_datasets',)
     depth_legend = 'for LV-Eval the tenth of the context where the answer first occurs'
+    data_looked_for = '{dataset}_{level}.jsonl files or the official {dataset}.zip'
     synth_arguments = (
         argument('--count', type=COUNT, default=4, help='records per LV-Eval subset (default 4)'),
         argument(
@@ -48,13 +67,11 @@ class LVEval(Benchmark):
         ),
     )
 
-    def split_abbr(self, abbr: str) -> Optional[Cell]:
-        found = split_abbr(abbr)
-        return (found[0].name, found[1]) if found else None
-
     def length_unit(self, abbr: str) -> Optional[LengthUnit]:
         found = split_abbr(abbr)
         return _LENGTH_UNITS[found[0].language] if found else None
+
+    # Data and configs ---------------------------------------------------------------------------
 
     def has_data(self, root: Path) -> bool:
         from .data import find_subsets
@@ -111,17 +128,39 @@ class LVEval(Benchmark):
             f'to {out_dir}'
         )
 
+    def default_data_dir(self) -> str:
+        from .data import default_data_dir
+
+        return default_data_dir()
+
+    def cell_fields(self, task: str, size: str) -> dict:
+        return {'abbr': self.abbr(task, size), 'name': TASKS_BY_NAME[task].subset(size)}
+
+    def cell_config(self, task: str, size: str, path: str, **options) -> dict:
+        """The official prompt (``{context}`` and ``{input}`` filled in one pass), generation
+        length and metric of the dataset; a middle cut may shorten the context only."""
+        found = TASKS_BY_NAME[task]
+        return dataset_config(
+            dict(
+                type='opencompass_lveval.lveval.dataset.LVEvalDataset',
+                **self.cell_fields(task, size),
+                path=path,
+            ),
+            dict(
+                input_columns=['context', 'input'],
+                output_column='answers',
+                train_split='test',
+                test_split='test',
+            ),
+            found.prompt,
+            'context',
+            found.max_out_len,
+            dict(type='opencompass_lveval.lveval.evaluator.LVEvalEvaluator', metric=found.metric),
+        )
+
     def demo_datasets(self, path: str) -> list[dict]:
         """Every dataset at every level: ``data synth`` writes all 55 subsets."""
-        from .entries import dataset_configs, lveval_entries
-
-        return dataset_configs(lveval_entries(path))
-
-    def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
-        from .entries import lveval_summary_abbrs, lveval_summary_groups
-
-        levels = by_size(found[1] for abbr in abbrs if (found := split_abbr(abbr)))
-        return lveval_summary_abbrs(levels), lveval_summary_groups(levels)
+        return self.configs(path)
 
     def build_kinds(self):
         from .commands import BUILD_KINDS
@@ -142,17 +181,30 @@ class LVEval(Benchmark):
             context=record['context'], input=record['input']
         ), task.max_out_len
 
-    # Reports and leaderboards: the tables of ``report.py``.
-    report = staticmethod(tables.report)
-    record_scores = staticmethod(tables.record_scores)
-    record_depths = staticmethod(tables.record_depths)
-    depth_maps = staticmethod(tables.depth_maps)
-    pooled_cells = staticmethod(tables.pooled_cells)
-    board_sizes = staticmethod(tables.board_levels)
-    board_tables = staticmethod(tables.board_tables)
-    tidy = staticmethod(tables.tidy)
-    json_fields = staticmethod(tables.json_fields)
-    headline = staticmethod(tables.average)
+    # Its own presentation: answer depths and the LLM judge (``report.py``) --------------------
+
+    def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
+        return tables.record_depths(run, model, abbr, result)
+
+    def own_report_tables(self, results: dict, sizes: list[str]) -> list:
+        return tables.judge_tables(results, sizes)
+
+    def own_board_tables(self, rows: list, sizes: list[str]) -> list:
+        rated = [row for row in rows if row.kind != PUBLISHED and self.rated(row)]
+        return tables.judge_board_tables(self, rated, sizes) if rated else []
+
+    def json_fields(self, row, sizes: list[str]) -> dict:
+        from ..rounding import rounded
+
+        fields = super().json_fields(row, sizes)
+        if self.rated(row):
+            fields['judge_overall'] = {
+                size: None
+                if (value := self.overall_value(row, size, JUDGE)) is None
+                else rounded(value)
+                for size in sizes
+            }
+        return fields
 
     def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
         """The LV-Eval README's Overall and per-dataset tables (model x level); a model named
@@ -164,11 +216,11 @@ class LVEval(Benchmark):
             levels = [name for name in reader.fieldnames if re.fullmatch(r'\d+k', name)]
             for line in reader:
                 model, table = line['model'], line['table']
-                dataset = tables.OVERALL if table == _PUBLISHED_OVERALL else None
+                dataset = self.overall if table == _PUBLISHED_OVERALL else None
                 dataset = dataset or _PUBLISHED_TABLES.get(table)
                 if ':' in model:
                     model, dataset = model.split(':', 1)
-                if dataset not in TASKS_BY_NAME and dataset != tables.OVERALL:
+                if dataset not in TASKS_BY_NAME and dataset != self.overall:
                     continue
                 # A table of its own (not the Overall or a dataset's) says what it holds.
                 source = line['source']
@@ -178,17 +230,3 @@ class LVEval(Benchmark):
                     value = number(line[level])
                     if value is not None:
                         yield model, source, (dataset, level), {'score': value}
-
-    def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
-        """A ``LVEval_{level}`` group (the average over the 11 datasets) for every level among
-        the run's datasets that the configured groups do not cover, and its rows."""
-        from .entries import level_groups
-
-        subsets = [
-            (abbr, found[1])
-            for abbr in abbrs
-            if (found := split_abbr(abbr)) and f'LVEval_{found[1]}' not in named
-        ]
-        extra = by_size(level for _, level in subsets)
-        rows = [f'LVEval_{level}' for level in extra] + [abbr for abbr, _ in subsets]
-        return level_groups(extra), rows if extra else []

@@ -13,7 +13,7 @@ from typing import Optional
 
 from ..atomic import write_text
 from ..errors import ReportError
-from ..tables import file_part
+from ..tables import SYNTHETIC_MARK, file_part, synthetic_label
 from .judging import judge_tables
 from .results import find_run, read_results, synthetic_models, synthetic_note
 from .usage import usage_tables
@@ -24,32 +24,37 @@ __all__ = ['ReportError', 'write_report']
 
 def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> list[Path]:
     """Write every table (Markdown, CSV) and plot (PNG) for a run; return the written paths,
-    the Markdown report after the plots and before the CSV files."""
+    the Markdown report after the plots and before the CSV files. A model measured on synthetic
+    data is labelled so in every table and plot (``synthetic_label``, as on the board); file
+    names keep its name."""
     from .. import benchmarks
 
     run = find_run(work_dir)
     results = read_results(run)
     out = Path(out_dir) if out_dir else run / 'summary'
     out.mkdir(parents=True, exist_ok=True)
+    synthetic = synthetic_models(results)
+    labels = {model: synthetic_label(model) if model in synthetic else model for model in results}
+    shown = {labels[model]: found for model, found in results.items()}
     tables, written = [], []
     for benchmark in benchmarks.BENCHMARKS:
-        found, plots = benchmark.report(results, out)
+        found, plots = benchmark.report(shown, out)
         tables += found
         written += plots
     for benchmark in benchmarks.BENCHMARKS:
-        maps, plots = depth_maps(benchmark, run, results, out)
+        maps, plots = depth_maps(benchmark, run, results, out, labels)
         tables += maps
         written += plots
     if not tables:
         titles = ' or '.join(b.title for b in benchmarks.BENCHMARKS)
         raise ReportError(f'{run}/results has no {titles} results')
-    tables += usage_tables(run) + judge_tables(results)
+    tables += usage_tables(run, labels) + judge_tables(shown)
     markdown = out / 'long_context_report.md'
-    synthetic = synthetic_models(results)
     note = [synthetic_note(synthetic)] if synthetic else []
     write_text(markdown, '\n'.join(note + [to_markdown(t) for t in tables]))
     written.append(markdown)
-    for table, stem in zip(tables, unique_stems(table.stem for table in tables)):
+    stems = (table.stem.replace(SYNTHETIC_MARK, '') for table in tables)
+    for table, stem in zip(tables, unique_stems(stems)):
         path = out / f'{stem}.csv'
         write_csv(table, path)
         written.append(path)
@@ -60,9 +65,11 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     return written
 
 
-def depth_maps(benchmark, run: Path, results: dict, out: Path) -> tuple[list, list[Path]]:
+def depth_maps(
+    benchmark, run: Path, results: dict, out: Path, labels: dict[str, str]
+) -> tuple[list, list[Path]]:
     """A benchmark's depth maps for every model: as tables, and one PNG per model and kind of
-    map (``lveval_score_by_answer_depth_{model}.png``...)."""
+    map (``lveval_score_by_answer_depth_{model}.png``...), titled with the model's label."""
     from .depth import as_table
     from .plots import plot_depth_maps
 
@@ -79,10 +86,10 @@ def depth_maps(benchmark, run: Path, results: dict, out: Path) -> tuple[list, li
             if (record := benchmark.record_scores(result)) is not None
         }
         maps = benchmark.depth_maps(found, scores, depths)
-        tables += [as_table(m, model) for m in maps]
+        tables += [as_table(m, labels[model], model) for m in maps]
         for stem in dict.fromkeys(m.stem for m in maps):
             path = out / f'{stem}_{file_part(model)}.png'
-            plot_depth_maps(path, model, [m for m in maps if m.stem == stem])
+            plot_depth_maps(path, labels[model], [m for m in maps if m.stem == stem])
             plots.append(path)
     return tables, plots
 

@@ -80,8 +80,9 @@ def depth_map(
     )
 
 
-def as_table(found: DepthMap, model: str):
-    """The map as a report table: depth bins by size, with the records behind each cell."""
+def as_table(found: DepthMap, label: str, model: str):
+    """The map as a report table: depth bins by size, with the records behind each cell; titled
+    with the model's label, its file named by the model."""
     from ..tables import Table
 
     header = [found.axis] + [f'{c} ({what})' for c in found.columns for what in ('score', 'n')]
@@ -89,5 +90,5 @@ def as_table(found: DepthMap, model: str):
         [label] + [x for v, n in zip(values, counts) for x in (v, n)]
         for label, values, counts in zip(found.rows, found.values, found.counts)
     ]
-    title = f'{found.dataset} by {found.axis}, {model} ({found.placed} of {found.records} placed)'
+    title = f'{found.dataset} by {found.axis}, {label} ({found.placed} of {found.records} placed)'
     return Table(title, f'{found.stem}_{found.dataset}_{model}', header, rows)

@@ -95,7 +95,7 @@ def ink(rgba) -> str:
     return 'black' if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.179 else 'white'
 
 
-def plot_depth_maps(path: Path, model: str, maps: list) -> None:
+def plot_depth_maps(path: Path, label: str, maps: list) -> None:
     """Score by depth (rows, top = start of the context) and size (columns), one panel per
     dataset; each cell's record count printed in it, empty cells blank."""
     import numpy as np
@@ -120,5 +120,5 @@ def plot_depth_maps(path: Path, model: str, maps: list) -> None:
     figure.colorbar(
         image, ax=axes[0].tolist(), label='score (%); the number in a cell: its records'
     )
-    figure.suptitle(f'score by {maps[0].axis} and size, {model}')
+    figure.suptitle(f'score by {maps[0].axis} and size, {label}')
     save(figure, path)

@@ -143,8 +143,9 @@ def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
     return totals
 
 
-def usage_tables(run: Path) -> list[Table]:
-    """One table per model with usage records: a line per benchmark and level, then the sum."""
+def usage_tables(run: Path, labels: dict[str, str]) -> list[Table]:
+    """One table per model with usage records: a line per benchmark and level, then the sum;
+    titled with the model's label (``labels``, its name where it has none)."""
     tables = []
     for model, cells in sorted(read_usage(run).items()):
         rows, grand = [], UsageTotal()
@@ -154,7 +155,8 @@ def usage_tables(run: Path) -> list[Table]:
             rows.append([title, level, *_values(total)])
             merge(grand, total)
         rows.append(['all', '', *_values(grand)])
-        tables.append(Table(f'Usage and cost: {model}', f'usage_{model}', HEADER, rows))
+        title = f'Usage and cost: {labels.get(model, model)}'
+        tables.append(Table(title, f'usage_{model}', HEADER, rows))
     return tables
 
 

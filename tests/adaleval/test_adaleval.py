@@ -339,9 +339,10 @@ def test_score_adaleval_command(tmp_path, capsys):
 
 
 def test_summary_groups_follow_the_datasets_of_the_run():
-    from opencompass_lveval.adaleval.entries import adaleval_summary_abbrs, adaleval_summary_groups
+    from opencompass_lveval.benchmarks import named
 
-    groups = {g['name']: g['subsets'] for g in adaleval_summary_groups()}
+    adaleval = named('adaleval')
+    groups = {g['name']: g['subsets'] for g in adaleval.summary()[1]}
     assert groups['AdaLEval_bestanswer'][0] == ['AdaLEval_bestanswer_1k', 'accuracy']
     assert len(groups['AdaLEval_bestanswer']) == 10 and len(groups['AdaLEval_tsort']) == 7
     assert groups['AdaLEval_2k'] == [
@@ -349,13 +350,13 @@ def test_summary_groups_follow_the_datasets_of_the_run():
         ['AdaLEval_tsort_2k', 'accuracy'],
     ]
     run = ['AdaLEval_bestanswer_1k', 'AdaLEval_tsort_4k', 'LVEval_cmrc_mixup_16k']
-    assert [g['name'] for g in adaleval_summary_groups(run)] == [
+    rows, found = adaleval.summary(run)
+    assert [g['name'] for g in found] == [
         'AdaLEval_bestanswer',
         'AdaLEval_tsort',
         'AdaLEval_1k',
         'AdaLEval_4k',
     ]
-    rows = adaleval_summary_abbrs(run)
     assert rows[4:6] == [
         ['AdaLEval_bestanswer_1k', 'accuracy'],
         ['AdaLEval_bestanswer_1k', 'instruction_following'],

@@ -173,7 +173,11 @@ def test_full_width_level_file_is_no_subset(tmp_path):
         json.dumps({'input': 'q', 'context': 'c', 'answers': ['a']}) + '\n', 'utf-8'
     )
     code, stdout, stderr = run(['data', 'check', str(tmp_path)])
-    assert 'cmrc_mixup_1６k' not in stdout and 'no LV-Eval subsets' in stderr and code == 2
+    assert 'cmrc_mixup_1６k' not in stdout and code == 2
+    # No benchmark is picked for a folder of none: each says what it looks for.
+    assert 'holds the data of no benchmark' in stderr
+    assert 'LV-Eval: {dataset}_{level}.jsonl files' in stderr
+    assert 'Ada-LEval: stackselect_{setting}.json or textsort_{setting}.json files' in stderr
 
 
 def test_empty_data_dir_variable_is_an_error(tmp_path, monkeypatch):

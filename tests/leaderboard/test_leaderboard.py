@@ -12,10 +12,13 @@ from pathlib import Path
 import pytest
 from parity_data import REPO
 
+from opencompass_lveval.benchmarks import named
 from opencompass_lveval.cli import main
 from opencompass_lveval.leaderboard import write_leaderboard
-from opencompass_lveval.lveval.report import average, overall
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+
+overall = named('lveval').overall_value
+average = named('lveval').average_value
 
 DATA = REPO / 'opencompass_lveval' / 'leaderboard' / 'data'
 HF = 'opencompass_lveval.models.hf.LongContextHF'
@@ -185,6 +188,28 @@ def test_published_rows_are_shipped_data_with_sources(tmp_path):
         if r['row'] == 'GPT-4-8k (published)' and r['item'] == 'loogle_MIR_mixup'
     ]  # the README's "loogle-MR-mixup" table
     assert [r['level'] for r in loogle] == list(LEVELS)
+
+
+def test_published_rows_rank_by_their_average_within_each_benchmark():
+    """Rows with LV-Eval numbers by their average Overall, then the Ada-LEval-only rows (Random
+    Guess among them) by their mean accuracy over the cells the paper gives; a row with neither
+    average last. The averages are taken from the shipped CSVs as text."""
+    from opencompass_lveval.leaderboard.board import build_board
+    from opencompass_lveval.leaderboard.published import DATA
+
+    with open(DATA / 'published_lveval.csv', newline='') as stream:
+        overall_rows = [r for r in csv.DictReader(stream) if r['table'] == 'Overall Result']
+    lveval = {r['model']: sum(float(r[lv]) for lv in LEVELS) / 5 for r in overall_rows}
+    accuracy: dict[str, list[float]] = {}
+    with open(DATA / 'published_adaleval.csv', newline='') as stream:
+        for line in csv.DictReader(stream):
+            if line['accuracy_pct'] and line['model'] not in lveval:
+                accuracy.setdefault(line['model'], []).append(float(line['accuracy_pct']))
+    ada = {model: sum(found) / len(found) for model, found in accuracy.items()}
+    expected = sorted(lveval, key=lveval.get, reverse=True) + sorted(ada, key=ada.get, reverse=True)
+    labels = [row.model for row in build_board([], with_published=True).rows]
+    assert labels == expected + ['Qwen2-72B-Instruct']  # its 16k dataset scores give no Overall
+    assert labels.index('Random Guess') == len(labels) - 2  # the floor of the Ada-LEval rows
 
 
 def chromium() -> str:
@@ -548,3 +573,14 @@ def test_rows_on_synthetic_data_say_so_and_come_last_unless_asked(tmp_path, caps
     assert '1 measured rows, 0 published rows, 1 rows on synthetic data (ranked last' in (
         capsys.readouterr().out
     )
+    # The report labels the model as the board does, in every table and CSV; files keep its name.
+    from opencompass_lveval.report import write_report
+
+    written = write_report(work, tmp_path / 'report')
+    report = tmp_path / 'report'
+    levels = (report / 'lveval_levels.csv').read_text().splitlines()
+    assert [line.split(',')[0] for line in levels[1:]] == ['real', 'synth (synthetic data)']
+    markdown = (report / 'long_context_report.md').read_text()
+    assert '### LV-Eval, synth (synthetic data)\n' in markdown and '### LV-Eval, real\n' in markdown
+    assert '| synth (synthetic data) | 90.00 |' in markdown
+    assert {'lveval_synth.csv', 'lveval_real.csv'} <= {path.name for path in written}

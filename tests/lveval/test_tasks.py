@@ -1,8 +1,8 @@
 import pytest
 from parity_data import data_json
 
+from opencompass_lveval.benchmarks import named
 from opencompass_lveval.lveval import metrics
-from opencompass_lveval.lveval.entries import lveval_entries, lveval_summary_groups
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME, split_subset
 
 
@@ -38,22 +38,38 @@ def test_qa_pair_counts_add_up_to_the_release():
     assert TASKS_BY_NAME['loogle_CR_mixup'].qa_pairs == 99
 
 
-def test_entries_cover_55_subsets_with_opencompass_abbrs():
-    entries = lveval_entries(path='/data')
-    assert len(entries) == 55
-    assert len({e['abbr'] for e in entries}) == 55
-    first = entries[0]
+def test_configs_cover_55_subsets_with_opencompass_abbrs():
+    configs = named('lveval').configs(path='/data')
+    assert len(configs) == 55
+    assert len({c['abbr'] for c in configs}) == 55
+    first = configs[0]
     assert first['abbr'] == 'LVEval_hotpotwikiqa_mixup_16k'
     assert first['name'] == 'hotpotwikiqa_mixup_16k'
     assert first['path'] == '/data'
-    assert (
-        lveval_entries(datasets=['cmrc_mixup'], levels=['64k'])[0]['abbr']
-        == 'LVEval_cmrc_mixup_64k'
-    )
+    assert first['infer_cfg']['inferencer']['max_out_len'] == 64
+    assert first['eval_cfg']['evaluator']['metric'] == 'qa_f1_score_with_gold_ans'
+    one = named('lveval').configs(tasks=['cmrc_mixup'], sizes=['64k'])
+    assert [c['abbr'] for c in one] == ['LVEval_cmrc_mixup_64k']
+
+
+def test_configs_at_other_levels_copy_each_datasets_first_config():
+    """``at_sizes`` keeps what a config changed (its path, a limit) and renames the cell."""
+    lveval = named('lveval')
+    shipped = lveval.configs(path='/data', sizes=['16k', '32k'])
+    shipped[0]['limit'] = 3  # hotpotwikiqa_mixup_16k, its first config
+    copies = lveval.at_sizes(shipped, ['512k', '1000k'], tasks=['hotpotwikiqa_mixup', 'lic_mixup'])
+    assert [(c['abbr'], c['name'], c.get('limit')) for c in copies] == [
+        ('LVEval_hotpotwikiqa_mixup_512k', 'hotpotwikiqa_mixup_512k', 3),
+        ('LVEval_hotpotwikiqa_mixup_1000k', 'hotpotwikiqa_mixup_1000k', 3),
+        ('LVEval_lic_mixup_512k', 'lic_mixup_512k', None),
+        ('LVEval_lic_mixup_1000k', 'lic_mixup_1000k', None),
+    ]
+    assert shipped[0]['abbr'] == 'LVEval_hotpotwikiqa_mixup_16k'  # copies, not the originals
 
 
 def test_summary_groups_keep_opencompass_names_and_members():
-    groups = {g['name']: g['subsets'] for g in lveval_summary_groups()}
+    rows, found = named('lveval').summary()
+    groups = {g['name']: g['subsets'] for g in found}
     assert groups['LVEval_single_hop_qa'] == [f'LVEval_loogle_SD_mixup_{v}' for v in LEVELS] + [
         f'LVEval_cmrc_mixup_{v}' for v in LEVELS
     ]
@@ -61,6 +77,11 @@ def test_summary_groups_keep_opencompass_names_and_members():
     assert sorted(groups['LVEval_factrecall_cqa'])[0] == 'LVEval_factrecall_en_128k'
     assert len(groups['LVEval_qa']) == 55
     assert groups['LVEval_lic_mixup'] == [f'LVEval_lic_mixup_{v}' for v in LEVELS]
+    assert groups['LVEval_16k'] == [f'LVEval_{t.name}_16k' for t in TASKS]
+    # OpenCompass's order of rows: overall, levels, task types, datasets, then every subset
+    assert rows[:7] == ['LVEval_qa'] + [f'LVEval_{v}' for v in LEVELS] + ['LVEval_single_hop_qa']
+    assert rows[11:13] == ['LVEval_hotpotwikiqa_mixup', 'LVEval_loogle_SD_mixup']
+    assert rows[22:] == [t.abbr(v) for t in TASKS for v in LEVELS]
 
 
 @pytest.mark.parametrize(

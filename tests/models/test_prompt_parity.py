@@ -90,13 +90,13 @@ def dataset_config(folder: Path, language: str, level: str) -> dict:
     from mmengine.config import Config
 
     import opencompass_lveval
-    from opencompass_lveval.lveval.entries import at_levels
+    from opencompass_lveval.benchmarks import named
 
     configs = Path(opencompass_lveval.__file__).parent / 'configs'
     shipped = Config.fromfile(
         str(configs / 'datasets' / 'lveval' / 'lveval_gen.py'), format_python_code=False
     )['lveval_datasets']
-    config = at_levels(shipped, [level], datasets=[f'factrecall_{language}'])[0]
+    config = named('lveval').at_sizes(shipped, [level], tasks=[f'factrecall_{language}'])[0]
     config['path'] = str(folder)
     return config
 

@@ -8,12 +8,15 @@ import random
 import pytest
 from parity_data import REPO
 
+from opencompass_lveval.benchmarks import named
 from opencompass_lveval.cli import main
 from opencompass_lveval.errors import ReportError
 from opencompass_lveval.lveval.metrics import subset_score
-from opencompass_lveval.lveval.report import depth_maps, record_depths
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME
 from opencompass_lveval.report import write_report
+
+LVEVAL = named('lveval')
+depth_maps, record_depths = LVEVAL.depth_maps, LVEVAL.record_depths
 
 
 def recorded_run(root, models=('model-a', 'model-b'), samples=20, seed=0):
@@ -211,15 +214,17 @@ def test_the_summary_prints_one_table_and_where_the_report_is(tmp_path, capsys):
     assert (run / 'summary' / 'summary_t.md').is_file()  # OpenCompass's files are still written
 
 
-def test_one_average_is_one_number_in_every_table():
-    """The same exact mean rounds the same way whatever the floats' summation order: the demo's
-    single-hop QA row printed 44.36 at every level and 44.37 as their average."""
+def test_an_average_is_not_rounded_before_it_is_shown():
+    """``mean`` keeps the raw value, the same whatever the floats' order; the tables round it
+    once, half-up: the demo's single-hop QA row is 44.365, shown 44.37 as in the summary."""
+    from opencompass_lveval.rounding import shown
     from opencompass_lveval.tables import mean
 
-    pair = [44.44, 44.29]  # exactly 44.365: half to even gives 44.36
-    assert sum(pair) / 2 != sum(pair * 5) / 10  # the floats alone disagree
-    assert mean(pair) == mean(pair * 5) == 44.36
-    assert mean([0.5, 0.0, 0.0, 0.0]) == 0.12 and mean([0.5, 0.5, 0.0, 0.0]) == 0.25
+    pair = [44.44, 44.29]  # exactly 44.365
+    assert sum(pair) / 2 != sum(pair * 5) / 10  # the plain float sums disagree
+    assert mean(pair) == mean(pair * 5) == mean(pair[::-1])
+    assert shown(mean(pair)) == '44.37'
+    assert mean([0.5, 0.0, 0.0, 0.0]) == 0.125 and mean([1 / 3, 1 / 3, 1 / 3]) == 1 / 3
     assert mean([1.0, None]) is None and mean([]) is None
 
 
@@ -251,10 +256,7 @@ def test_names_from_run_folders_cannot_forge_tables_or_files(tmp_path):
 def test_per_record_scores_read_opencompass_details_as_it_writes_them():
     """OpenCompass wraps every per-sample value of ``details`` in a list (one per replica): an
     Ada-LEval record with ``"correct": [False]`` is wrong, not a non-empty list taken as true."""
-    from opencompass_lveval.benchmarks import named
-    from opencompass_lveval.lveval.report import record_scores as lveval_scores
-
-    ada_scores = named('adaleval').record_scores
+    ada_scores, lveval_scores = named('adaleval').record_scores, LVEVAL.record_scores
 
     details = [{'correct': [False]}, {'correct': [True]}, {'correct': False}]
     assert ada_scores({'details': details}) == [0.0, 100.0, 0.0]

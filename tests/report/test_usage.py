@@ -43,7 +43,7 @@ def test_usage_is_totalled_per_level_and_in_all(tmp_path):
     write_inference(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_0', [record(0, 0, sent=False)])
     write_inference(tmp_path, 'gpt', 'AdaLEval_bestanswer_1k_1', [record(10, 1)])  # split parts
     write_inference(tmp_path, 'local-hf', 'LVEval_factrecall_en_16k', [])  # no records: no table
-    (tables,) = usage_tables(tmp_path)
+    (tables,) = usage_tables(tmp_path, {})
     assert tables.header == HEADER and tables.name == 'Usage and cost: gpt'
     rows = {(row[0], row[1]): row[2:] for row in tables.rows}
     # records, sent, cached, cut, prompt, completion, mismatched, latency, wall, GPUs, tok/s, USD
@@ -60,4 +60,4 @@ def test_a_broken_inference_record_is_named(tmp_path):
     with pytest.raises(
         ReportError, match='LVEval_factrecall_en_16k.inference.json: not a readable'
     ):
-        usage_tables(tmp_path)
+        usage_tables(tmp_path, {})

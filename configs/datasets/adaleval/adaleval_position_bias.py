@@ -5,10 +5,10 @@ from mmengine.config import read_base
 with read_base():
     from .adaleval_gen import adaleval_datasets
 
-_entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['with_position'])
+_adaleval = __import__('opencompass_lveval.benchmarks', fromlist=['named']).named('adaleval')
 adaleval_position_bias_datasets = [
     dataset
     for position in ('front', 'middle', 'rear')
-    for dataset in _entries.with_position(adaleval_datasets, position)
+    for dataset in _adaleval.with_position(adaleval_datasets, position)
 ]
-del _entries, adaleval_datasets  # only the variants: `--datasets` takes every *_datasets name
+del _adaleval, adaleval_datasets  # only the variants: `--datasets` takes every *_datasets name

@@ -8,17 +8,17 @@ from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
 from opencompass_lveval.adaleval.evaluator import AdaLEvalEvaluator
 from opencompass_lveval.prompt_template import LongContextPromptTemplate
 
-_entries = __import__('opencompass_lveval.adaleval.entries', fromlist=['adaleval_entries'])
+_adaleval = __import__('opencompass_lveval.benchmarks', fromlist=['named']).named('adaleval')
 _orders = __import__('opencompass_lveval.adaleval.tasks', fromlist=['TSORT_ORDERS']).TSORT_ORDERS
 
 adaleval_tsort_ppl_datasets = [
     dict(
         type=AdaLEvalDataset,
-        abbr=entry['abbr'].replace('tsort', 'tsort_ppl'),
+        abbr=plain['abbr'].replace('tsort', 'tsort_ppl'),
         task='tsort',
-        setting=entry['setting'],
-        path=entry['path'],
-        cheap=entry['cheap'],
+        setting=plain['setting'],
+        path=plain['path'],
+        cheap=plain['cheap'],
         reader_cfg=dict(input_columns=['instruction', 'body', 'closing'], output_column='answer'),
         infer_cfg=dict(
             # The official prompt and an order; a middle cut (a window too small for the prompt)
@@ -35,6 +35,6 @@ adaleval_tsort_ppl_datasets = [
         ),
         eval_cfg=dict(evaluator=dict(type=AdaLEvalEvaluator, task='tsort')),
     )
-    for entry in _entries.adaleval_entries(tasks=['tsort'])
+    for plain in _adaleval.configs(tasks=['tsort'])
 ]
-del _entries, _orders
+del _adaleval, _orders

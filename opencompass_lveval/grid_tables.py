@@ -1,0 +1,442 @@
+"""The tables of a ``GridBenchmark`` (``grid.py``): the values of a board row and their averages,
+the run's report (tables and plots), the board's tables, its tidy rows and JSON fields, all read
+from the benchmark's declaration. Numbers stay raw here; the writers round what they show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Optional
+
+from .benchmarks import Benchmark, Cell
+from .sizes import by_size
+from .tables import PUBLISHED, BoardLine, BoardTable, Table, mean, result_value
+
+
+class GridTables(Benchmark):
+    """The presentation half of ``GridBenchmark``, whose declaration (``tasks``, ``overall``,
+    ``task_groups``, the words) and cells (``abbr``, ``split_abbr``, ``record_scores``) it reads.
+    A benchmark adds tables of its own through ``own_report_tables`` and ``own_board_tables``."""
+
+    # Leaderboard tables per task: its sizes as columns, a second metric in brackets.
+    board_title: str = '{title} {task}: {metric} by size'
+    board_note_metric: Optional[str] = None
+    board_note_label: str = ''
+    # The note metric is a rating some rows have (LV-Eval's LLM judge), not a metric of every
+    # result: shown where a measured row has it, its tidy rows after the headline's.
+    board_note_rated: bool = False
+    board_plot: bool = True  # without an Overall, the page plots each task's table
+
+    # Values of a board row ----------------------------------------------------------------------
+
+    def value(self, row, task: str, size: str, metric: Optional[str] = None) -> Optional[float]:
+        """A row's metric (default the headline) at a cell, where it has one."""
+        cell = row.results.get(self.name, {}).get((task, size), {})
+        return cell.get(metric or self.headline_metric)
+
+    def samples(self, row, task: str, size: str):
+        """A measured cell's bootstrap distribution (the board attaches them), else None."""
+        return row.samples.get(self.name, {}).get((task, size))
+
+    def pooled_interval(self, row, cells: list[Cell]):
+        """The interval of the unweighted mean of the cells, each resampled within itself; none
+        for published rows (no per-record scores)."""
+        from .intervals import interval, pooled
+
+        return interval(pooled(self.samples(row, task, size) for task, size in cells))
+
+    def overall_value(self, row, size: str, metric: Optional[str] = None) -> Optional[float]:
+        """A published row's Overall as published; a measured row's, the mean over every task at
+        ``size`` where all are there."""
+        if row.kind == PUBLISHED:
+            return self.value(row, self.overall, size, metric)
+        return mean([self.value(row, task, size, metric) for task in self.tasks])
+
+    def average_value(self, row, sizes: list[str], metric=None) -> Optional[float]:
+        """The mean Overall over ``sizes``; None unless every one is there."""
+        return mean([self.overall_value(row, size, metric) for size in sizes])
+
+    def group_cells(self, group: str, sizes: list[str]) -> list[Cell]:
+        return [(task, size) for task in self.task_groups[group] for size in sizes]
+
+    def group_value(self, row, group: str, sizes: list[str]) -> Optional[float]:
+        """The mean over a task group's tasks and ``sizes``, only where all are present."""
+        return mean([self.value(row, task, size) for task, size in self.group_cells(group, sizes)])
+
+    def rated(self, row) -> bool:
+        """Whether a row holds the rated note metric (an LLM judge's score) anywhere."""
+        cells = row.results.get(self.name, {}).values()
+        return self.board_note_rated and any(self.board_note_metric in v for v in cells)
+
+    def headline(self, row, sizes) -> Optional[float]:
+        """What a board ranks rows by: with an Overall, its average over the board's sizes;
+        otherwise the mean of the headline metric over the cells the row has on the board (a
+        published row may lack some: the paper printed no number there)."""
+        if self.overall:
+            return self.average_value(row, sizes)
+        found = [
+            value
+            for task, shown in sizes.items()
+            for size in shown
+            if (value := self.value(row, task, size)) is not None
+        ]
+        return mean(found) if found else None
+
+    def pooled_cells(self, cells: list[Cell]) -> list[tuple[str, str, list[Cell]]]:
+        """The Overall at every size among ``cells``: the unweighted mean of every task."""
+        if not self.overall:
+            return []
+        return [
+            (self.overall, size, [(task, size) for task in self.tasks])
+            for size in by_size({size for _, size in cells})
+        ]
+
+    def board_sizes(self, rows: list, with_published: bool):
+        """With an Overall, the sizes any row has (the standard ones too when published rows are
+        shown); otherwise task -> the sizes any row has a result at, for the tasks with any."""
+        if self.overall:
+            found = {size for row in rows for _, size in row.results.get(self.name, {})}
+            return by_size(found | (set(self.sizes) if with_published else set()))
+        found = {
+            task: by_size(
+                {s for row in rows for t, s in row.results.get(self.name, {}) if t == task}
+            )
+            for task in self.tasks
+        }
+        return {task: sizes for task, sizes in found.items() if sizes}
+
+    def shown_sizes(self, sizes) -> list[str]:
+        if self.overall:
+            return list(sizes)
+        return [f'{task} {", ".join(shown)}' for task, shown in sizes.items() if shown]
+
+    def _by_task(self, sizes) -> dict[str, list[str]]:
+        """The board's sizes per task, whichever layout."""
+        return {task: list(sizes) for task in self.tasks} if self.overall else sizes
+
+    def length_units(self) -> list:
+        """The units of its tasks' lengths, each once, in task order."""
+        found = {}
+        for task in self.tasks:
+            for size in self.sizes_of(task)[:1]:
+                if unit := self.length_unit(self.abbr(task, size)):
+                    found.setdefault((unit.name, unit.texts), unit)
+        return list(found.values())
+
+    def axis_label(self, detailed: bool = False) -> str:
+        """Its sizes as a plot's axis, with the units of its lengths: ``length level (words /
+        characters)``; ``detailed`` says which texts each unit is for (``English words``)."""
+        units = [
+            f'{unit.texts} {unit.name}' if detailed and unit.texts else unit.name
+            for unit in self.length_units()
+        ]
+        return f'{self.size_name} ({" / ".join(units)})' if units else self.size_name
+
+    # A run's report -----------------------------------------------------------------------------
+
+    def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
+        """With an Overall, every model's grid and the Overall by size; otherwise, per task, the
+        headline metric by size for every model. Intervals on every number, plots with error
+        bars, then the benchmark's own tables."""
+        if self.overall:
+            return self._grid_report(results, out)
+        return self._task_report(results, out)
+
+    def own_report_tables(self, results: dict, sizes: list[str]) -> list[Table]:
+        """Tables of its own after a grid report's (LV-Eval's LLM judge)."""
+        return []
+
+    def report_samples(self, results: dict[str, dict[str, dict]], abbrs) -> dict:
+        """(name, task, size) -> model -> the bootstrap distribution of its cell, keyed as the
+        board's so that a cell has the same interval in every table."""
+        from .intervals import bootstrap_cells
+
+        cells = {
+            (self.name, *self.split_abbr(abbr)): {
+                model: scores
+                for model, found in results.items()
+                if (scores := self.record_scores(found.get(abbr, {})))
+            }
+            for abbr in abbrs
+        }
+        return bootstrap_cells(cells)
+
+    def _task_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
+        from .intervals import interval
+        from .report.plots import plot_lines
+
+        tables, plots, metric = [], [], self.headline_metric
+        every = {abbr for found in results.values() for abbr in found}
+        for task in self.tasks:
+            abbrs = self._abbrs_by_size(task, every)
+            if not abbrs:
+                continue
+            sizes = [self.split_abbr(abbr)[1] for abbr in abbrs]
+            samples = self.report_samples(results, abbrs)
+            values = {m: [result_value(f, a, metric) for a in abbrs] for m, f in results.items()}
+            errors = {
+                m: [interval(samples.get((self.name, task, s), {}).get(m)) for s in sizes]
+                for m in results
+            }
+            title = f'{self.title} {task}: {metric} by {self.size_word}'
+            rows = [[model, *found] for model, found in values.items()]
+            bounds = [[None, *errors[model]] for model in values]
+            tables.append(Table(title, f'{self.name}_{task}', ['model', *sizes], rows, bounds))
+            path = out / f'{self.name}_{task}_{metric}.png'
+            plot_lines(
+                path, title, sizes, values, self.axis_label(True), f'{metric} (%)', errors=errors
+            )
+            plots.append(path)
+        return tables, plots
+
+    def _grid_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
+        from .report.plots import plot_lines
+
+        sizes = by_size(
+            c[1] for model in results.values() for a in model if (c := self.split_abbr(a))
+        )
+        found = self.report_samples(results, [self.abbr(t, s) for t in self.tasks for s in sizes])
+        tables, averages, errors = [], {}, {}
+        for model, model_results in results.items():
+
+            def samples(task: str, size: str, model=model):
+                return found.get((self.name, task, size), {}).get(model)
+
+            if table := self._model_table(model, model_results, sizes, samples):
+                tables.append(table)
+                averages[model] = table.rows[-1][1 : 1 + len(sizes)]
+                errors[model] = table.intervals[-1][1 : 1 + len(sizes)]
+        if not averages:
+            return [], []
+        header = ['model', *sizes, 'avg']
+        rows = [[m, *row, mean(row)] for m, row in averages.items()]
+        intervals = [[None, *errors[m], t.intervals[-1][-1]] for m, t in zip(averages, tables)]
+        stem = f'{self.name}_{self.size_word}s'
+        title = f'{self.title} average score by {self.size_name}'
+        tables.insert(0, Table(title, stem, header, rows, intervals))
+        path = out / f'{stem}.png'
+        plot_lines(
+            path,
+            f'{self.title}: average over {len(self.tasks)} {self.task_word}s (95% bootstrap '
+            'intervals)',
+            sizes,
+            averages,
+            self.axis_label(detailed=True),
+            'average score (%)',
+            errors=errors,
+        )
+        return tables + self.own_report_tables(results, sizes), [path]
+
+    def _model_table(self, model: str, results: dict, sizes: list[str], samples):
+        """Every task, task group and the average by size for one model, with the intervals: a
+        task's over its records, an average's resampled within each task."""
+        from .intervals import interval, pooled
+
+        grid = {
+            task: [result_value(results, self.abbr(task, s), self.headline_metric) for s in sizes]
+            for task in self.tasks
+        }
+        if all(v is None for row in grid.values() for v in row):
+            return None
+        rows = [[task, *values, mean(values)] for task, values in grid.items()]
+        intervals = [
+            [
+                None,
+                *(interval(samples(task, s)) for s in sizes),
+                interval(pooled(samples(task, s) for s in sizes)),
+            ]
+            for task in grid
+        ]
+        for name, members in [*self.task_groups.items(), ('average', self.tasks)]:
+            values = [mean([grid[m][i] for m in members]) for i in range(len(sizes))]
+            rows.append([name, *values, mean([v for m in members for v in grid[m]])])
+            intervals.append(
+                [
+                    None,
+                    *(interval(pooled(samples(m, s) for m in members)) for s in sizes),
+                    interval(pooled(samples(m, s) for m in members for s in sizes)),
+                ]
+            )
+        header = [self.task_word, *sizes, 'avg']
+        return Table(f'{self.title}, {model}', f'{self.name}_{model}', header, rows, intervals)
+
+    # The leaderboard ----------------------------------------------------------------------------
+
+    def own_board_tables(self, rows: list, sizes) -> list[BoardTable]:
+        """Tables of its own, after the Overall and task groups, before the per-task tables."""
+        return []
+
+    def board_tables(self, rows: list, sizes) -> list[BoardTable]:
+        """With an Overall: the Overall by size (the board's headline) and the task groups. Then
+        its own tables, then one table per task: the headline metric by size with intervals, the
+        note metric in brackets."""
+        shown = [row for row in rows if row.results.get(self.name)]
+        if self.overall and not (shown and sizes):
+            return []
+        tables = []
+        if self.overall:
+            tables.append(self._overall_table(shown, sizes))
+            tables += [self._groups_table(shown, sizes)] if self.task_groups else []
+        tables += self.own_board_tables(shown, sizes)
+        notes = self.board_note_metric is not None and (
+            not self.board_note_rated or any(r.kind != PUBLISHED and self.rated(r) for r in shown)
+        )
+        return tables + [
+            self._task_table(task, task_sizes, shown, notes)
+            for task, task_sizes in self._by_task(sizes).items()
+        ]
+
+    def _interval_note(self, rows: list) -> str:
+        from .intervals import NOTE, resamples_in
+
+        return NOTE.format(resamples=resamples_in(rows, self.name))
+
+    def _task_table(self, task: str, sizes: list[str], shown: list, notes: bool) -> BoardTable:
+        """One task by size; every row of a grid, the rows that ran it otherwise."""
+        from .intervals import interval
+
+        lines = [
+            BoardLine(
+                row,
+                [self.value(row, task, size) for size in sizes],
+                [self.value(row, task, s, self.board_note_metric) for s in sizes]
+                if notes
+                else None,
+                intervals=[interval(self.samples(row, task, size)) for size in sizes],
+            )
+            for row in shown
+            if self.overall or any(t == task for t, _ in row.results.get(self.name, {}))
+        ]
+        title = self.board_title.format(title=self.title, task=task, metric=self.headline_metric)
+        if notes and self.board_note_rated:
+            title += f' ({self.board_note_label} in brackets)'
+        return BoardTable(
+            f'{self.name}-{task}',
+            title,
+            sizes,
+            lines,
+            heading=3 if self.overall else 2,
+            plotted=len(sizes) if self.board_plot and not self.overall else 0,
+            note_label=self.board_note_label if notes else '',
+            note='' if self.overall else self._interval_note(shown),
+            axis=self.axis_label(),
+        )
+
+    def _overall_table(self, shown: list, sizes: list[str]) -> BoardTable:
+        every = len(self.tasks)
+        return BoardTable(
+            self.name,
+            f'{self.title}: {self.overall} by {self.size_name}',
+            [*sizes, 'avg'],
+            [
+                BoardLine(
+                    row,
+                    [self.overall_value(row, s) for s in sizes] + [self.average_value(row, sizes)],
+                    remark=self._absent_overall(row, sizes),
+                    intervals=[self.pooled_interval(row, self._size_cells([s])) for s in sizes]
+                    + [self.pooled_interval(row, self._size_cells(sizes))],
+                )
+                for row in shown
+            ],
+            headline=True,
+            plotted=len(sizes),
+            note=f'{self.overall} at a {self.size_word} is the unweighted mean of the {every} '
+            f'{self.task_word}s there, given only where all {every} have a result. '
+            + self._interval_note(shown),
+            axis=self.axis_label(),
+        )
+
+    def _size_cells(self, sizes: list[str]) -> list[Cell]:
+        return [(task, size) for task in self.tasks for size in sizes]
+
+    def _absent_overall(self, row, sizes: list[str]) -> str:
+        """Why a published row has no Overall where it has task scores (a paper gave only some):
+        said, not left as a row of dashes."""
+        if row.kind != PUBLISHED or any(self.overall_value(row, s) is not None for s in sizes):
+            return ''
+        found = by_size({s for t, s in row.results.get(self.name, {}) if t != self.overall})
+        return f'no {self.overall} published; {self.task_word} scores at {", ".join(found)} (provenance)'
+
+    def _groups_table(self, shown: list, sizes: list[str]) -> BoardTable:
+        groups = list(self.task_groups)
+        return BoardTable(
+            f'{self.name}-groups',
+            f'{self.title}: {self.task_groups_name} (mean over {self.task_word}s and '
+            f'{self.size_word}s)',
+            groups,
+            [
+                BoardLine(
+                    row,
+                    [self.group_value(row, group, sizes) for group in groups],
+                    intervals=[
+                        self.pooled_interval(row, self.group_cells(g, sizes)) for g in groups
+                    ],
+                )
+                for row in shown
+            ],
+        )
+
+    # Tidy rows and JSON -------------------------------------------------------------------------
+
+    def tidy(self, row, sizes) -> Iterator[tuple]:
+        """(table, item, size, metric, value, interval) of every number of a row: the Overall and
+        task groups where declared, every cell's metrics (the headline with its interval), then
+        a rated note metric's Overall and cells."""
+        from .intervals import interval
+
+        rated = self.board_note_metric if self.board_note_rated else None
+        if self.overall:
+            yield from self._average_rows(row, sizes)
+        for task, shown in self._by_task(sizes).items():
+            table = self.task_word if self.overall else task
+            for size in shown:
+                for metric, value in row.results.get(self.name, {}).get((task, size), {}).items():
+                    if metric != rated:
+                        found = self.samples(row, task, size)
+                        bounds = interval(found) if metric == self.headline_metric else None
+                        yield table, task, size, metric, value, bounds
+        if rated and self.rated(row):
+            yield from self._rated_rows(row, sizes)
+
+    def _average_rows(self, row, sizes: list[str]) -> Iterator[tuple]:
+        every, metric = f'all {self.task_word}s', self.headline_metric
+        for size in sizes:
+            found = self.pooled_interval(row, self._size_cells([size]))
+            yield 'overall', every, size, metric, self.overall_value(row, size), found
+        found = self.pooled_interval(row, self._size_cells(sizes))
+        yield 'overall', every, 'avg', metric, self.average_value(row, sizes), found
+        for group in self.task_groups:
+            found = self.pooled_interval(row, self.group_cells(group, sizes))
+            yield 'group', group, 'all', metric, self.group_value(row, group, sizes), found
+
+    def _rated_rows(self, row, sizes) -> Iterator[tuple]:
+        metric = self.board_note_metric
+        if self.overall:
+            for size in sizes:
+                value = self.overall_value(row, size, metric)
+                yield 'overall', f'all {self.task_word}s', size, metric, value, None
+        for task, shown in self._by_task(sizes).items():
+            table = self.task_word if self.overall else task
+            for size in shown:
+                yield table, task, size, metric, self.value(row, task, size, metric), None
+
+    def json_fields(self, row, sizes) -> dict:
+        """With an Overall: the row's Overall per size and its average (rounded as the board
+        shows them), with their intervals."""
+        from .rounding import rounded
+
+        if not self.overall:
+            return {}
+
+        def shown(value):
+            return None if value is None else rounded(value)
+
+        return {
+            'overall': {size: shown(self.overall_value(row, size)) for size in sizes},
+            'average': shown(self.average_value(row, sizes)),
+            'overall_interval': {
+                size: self.pooled_interval(row, self._size_cells([size])) for size in sizes
+            },
+            'average_interval': self.pooled_interval(row, self._size_cells(sizes)),
+        }

@@ -15,9 +15,9 @@ Three transports, chosen from the settings:
 A prompt over the budget is cut in the middle of its cuttable span (``cuttable.py``); for the text
 transports the cut text is re-counted the way the server will count it and the cut moved until the
 count is at most the budget (exactly the budget where the tokenizer allows), so a text prompt
-arrives at the budget, not at an estimate of it. With cl100k_base and Llama-style SentencePiece
-tokenizers (legacy or Metaspace form) the re-count encodes only the seam of the cut
-(``seams.py``), so a cut costs the client no second tokenization. The server's
+arrives at the budget, not at an estimate of it. With cl100k_base, Llama-style SentencePiece
+(legacy or Metaspace) and Qwen2 / Llama-3 byte-level BPE tokenizers the re-count encodes only the
+seam of the cut (``seams.py``), so a cut costs the client no second tokenization. The server's
 ``usage.prompt_tokens`` is compared with the local count for every request (``api.py``).
 
 Closed APIs in ``official`` mode follow the official prediction code of the row's paper

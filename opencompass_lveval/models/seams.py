@@ -8,8 +8,9 @@ families are covered, each by a check of the tokenizer itself when it loads (any
 any cut without such points near it, is encoded whole):
 
 - a pre-tokenizer pattern proven here (``SEAM_SPLIT_PATTERNS``): cl100k_base's (tiktoken, the
-  GPT rows). It never joins an ASCII letter or a CJK ideograph with a following space, newline
-  or punctuation mark (``letter_split_point``), and BPE never merges across the pieces it makes;
+  GPT rows), and Qwen2's and Llama-3's (Hugging Face byte-level BPE, ``ByteLevelSeams``). None
+  joins an ASCII letter or a CJK ideograph with a following space, newline or punctuation mark
+  (``letter_split_point``), and BPE never merges across the pieces it makes;
 - a Llama-style SentencePiece tokenizer (BPE over the whole text, spaces as '▁'), in Hugging
   Face's legacy form (a normaliser) or in the Metaspace form transformers 5 loads Llama-2 folders
   in: no merge crosses a point where '▁' follows another character when no vocabulary entry
@@ -27,9 +28,11 @@ from typing import Any, Optional
 SEAM_WINDOW = 64  # ids searched on each side of a cut for a split point
 
 # The pre-tokenizer patterns ``letter_split_point`` is proven for: cl100k_base's (as tiktoken
-# writes it). The only alternatives that take a letter are the contractions (an apostrophe and
-# one or two letters) and ``[^\r\n\p{L}\p{N}]?+\p{L}++``: both end at the first character
-# that is not a letter. So the piece that holds the letter before the point ends at the point whatever
+# writes it), then Qwen2's and Llama-3's (as their tokenizer.json write them). In each, the only
+# alternatives that take a letter are the contractions (an apostrophe and one or two letters)
+# and ``[^\r\n\p{L}\p{N}]?\p{L}+`` (its letters possessive in cl100k's, greedy in the others,
+# with nothing after them to backtrack for): both end at the first character that is not a
+# letter. So the piece that holds the letter before the point ends at the point whatever
 # non-letter follows; the pieces before it are decided by the text before the point (the other
 # alternatives stop at a letter, and the one look-ahead, ``(?!\S)``, looks one character on);
 # and as no alternative looks behind, the pieces from the point on are those of the text from
@@ -38,10 +41,15 @@ SEAM_WINDOW = 64  # ids searched on each side of a cut for a split point
 SEAM_SPLIT_PATTERNS = frozenset(
     {
         r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
-        r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+        r"""\s*[\r\n]+|\s+(?!\S)|\s+""",
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
+        r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
     }
 )
 _SPLITS_AFTER_LETTER = frozenset(' \n.,;:!?"()[]-，。、；：？！“”（）《》【】')
+_NO_TEXT = b'\xff'  # the bytes of an added token here: no UTF-8 text holds them
 
 
 def letter_split_point(
@@ -68,6 +76,10 @@ def letter_split_point(
 
 def _ends_piece(char: str) -> bool:
     return (char.isascii() and char.isalpha()) or '\u4e00' <= char <= '\u9fff'
+
+
+def _holds_split_pair(text: str) -> bool:
+    return any(_ends_piece(a) and b in _SPLITS_AFTER_LETTER for a, b in zip(text, text[1:]))
 
 
 def _is_continuation(byte: int) -> bool:
@@ -156,7 +168,7 @@ def seams_of(tokenizer: Any) -> Optional[Seams]:
     backend = _plain_bpe(tokenizer)
     if backend is None:
         return None
-    return SentencePieceSeams.of(backend)
+    return ByteLevelSeams.of(backend) or SentencePieceSeams.of(backend)
 
 
 def _plain_bpe(tokenizer: Any) -> Any:
@@ -187,6 +199,59 @@ def _spec(component: Any) -> Optional[dict]:
 
 def _added(backend: Any) -> dict[int, str]:
     return {index: t.content for index, t in backend.get_added_tokens_decoder().items()}
+
+
+# Byte-level BPE (Qwen2, Llama-3) ------------------------------------------------------------------
+
+
+class ByteLevelSeams(Seams):
+    """Byte-level BPE behind a split pattern of ``SEAM_SPLIT_PATTERNS``: BPE runs on each piece
+    of the pattern alone, so the ids split wherever the pieces do (``letter_split_point``).
+    Under an NFC normaliser (Qwen2) the ids are those of the normalised text, which decoding
+    gives back, so a cut text is normalised already but for its seam, which is encoded alone
+    through the normaliser: NFC splits before each split point's second character too (a
+    starter that combines with nothing before it)."""
+
+    def __init__(self, backend: Any) -> None:
+        from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+        super().__init__(_added(backend))
+        self.backend = backend
+        self.byte_of = {char: byte for byte, char in bytes_to_unicode().items()}
+
+    @classmethod
+    def of(cls, backend: Any) -> Optional[ByteLevelSeams]:
+        """The counter for a backend of this family (checked as loaded), else None."""
+        normalizer, decoder = _spec(backend.normalizer), _spec(backend.decoder)
+        steps = (_spec(backend.pre_tokenizer) or {}).get('pretokenizers') or []
+        if (
+            normalizer not in (None, {'type': 'NFC'})
+            or (decoder or {}).get('type') != 'ByteLevel'
+            or len(steps) != 2
+            or steps[0].get('type') != 'Split'
+            or steps[0].get('pattern') not in [{'Regex': p} for p in SEAM_SPLIT_PATTERNS]
+            or (steps[0].get('behavior'), steps[0].get('invert')) != ('Isolated', False)
+            or (steps[1].get('type'), steps[1].get('use_regex')) != ('ByteLevel', False)
+            or steps[1].get('add_prefix_space')
+            or any(_holds_split_pair(text) for text in _added(backend).values())
+        ):
+            return None
+        return cls(backend)
+
+    def piece_bytes(self, index: int) -> bytes:
+        token = None if index in self.added else self.backend.id_to_token(index)
+        if token is None:
+            return _NO_TEXT
+        try:
+            return bytes(self.byte_of[char] for char in token)
+        except KeyError:  # not a byte-level token
+            return _NO_TEXT
+
+    def split_point(self, ids: list[int], lo: int, hi: int, last: bool = False) -> Optional[int]:
+        return letter_split_point(self.piece_bytes, ids, lo, hi, last)
+
+    def seam_size(self, seam: str, first: int) -> int:
+        return len(self.backend.encode(seam, add_special_tokens=False))
 
 
 # SentencePiece (Llama-2) ----------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """A cut counted from its seam (``models/seams.py``), in every tokenizer form the seams cover:
-cl100k_base, Llama-2 SentencePiece in the legacy and the Metaspace form. At random cuts of real and rough text the count equals the server's tokenizer
+cl100k_base, Llama-2 SentencePiece in the legacy and the Metaspace form, Qwen2 and Llama-3
+byte-level BPE. At random cuts of real and rough text the count equals the server's tokenizer
 (loaded from the folder as a server loads it) run on the whole cut text, the seam is used for
 most cuts and only seams are encoded; what the proofs rule out (a seam begun inside a character
 spelled in bytes, added tokens, a pipeline not proven) is counted whole, and still exactly.
@@ -15,11 +16,17 @@ import shutil
 import pytest
 
 from opencompass_lveval.models.api import LongContextAPI
-from opencompass_lveval.models.seams import SentencePieceSeams, letter_split_point, seams_of
+from opencompass_lveval.models.seams import (
+    ByteLevelSeams,
+    SentencePieceSeams,
+    letter_split_point,
+    seams_of,
+)
 
 INSTRUCTION = 'Read the passages and answer.\n'
 QUESTION = '\nQuestion: where is the key? Answer:'
-# Plain text around a rough one: a prompt's ends are checked by decoding, and must not merge
+# Plain text around a rough one: a prompt's ends are checked by decoding, which gives a text in
+# NFC back for Qwen2 (a prompt whose ends are not in NFC is counted whole), and must not merge
 # with the frame ('.' + '[/INST]' is one token)
 OPENING = 'Passage: read the following text with care, and then answer the question after it. '
 CLOSING = ' That is all there is to read in this passage, and the question comes after it'
@@ -27,8 +34,10 @@ SEAMS_OF = {
     'legacy': SentencePieceSeams,
     'metaspace': SentencePieceSeams,
     'metaspace always': SentencePieceSeams,
+    'qwen2': ByteLevelSeams,
+    'llama3': ByteLevelSeams,
 }
-CONVERSATION = {'legacy': 'llama2', 'metaspace': 'llama2'}
+CONVERSATION = {'legacy': 'llama2', 'metaspace': 'llama2', 'qwen2': 'qwen_chat'}
 
 
 def sliced(cases: list, fast: set) -> list:
@@ -174,24 +183,33 @@ def test_a_cut_is_counted_from_its_seam_exactly_as_encoding_it_again(corpora, ha
 
 
 # What a cut may put beside a split point: nothing, whitespace runs, letters, contractions,
-# digits, punctuation, combining marks, emoji, CJK.
+# digits, punctuation, combining marks (NFC composes them), emoji, CJK.
 RUBBLE = ['', ' ', '  ', '\n', ' \n\n', '\t', 'a', 'abc', "'s", "'", '1', '123', '.', '!?']
 RUBBLE += ['\u0301', 'e\u0301', '😀', '中文', '，', '\r\n']
 
 
-def test_a_split_point_stands_whatever_a_cut_puts_beside_it(corpora):
-    """At every point ``letter_split_point`` takes in rough and real text, under cl100k_base's
-    pattern, the ids of the text before it followed by anything (its own next character first)
-    begin with the uncut ids before it, and those of anything followed by the text after it (its
-    own last character first) end with the uncut ids after it."""
+@pytest.mark.parametrize('form', sliced(['cl100k', 'qwen2', 'llama3'], {'cl100k', 'qwen2'}))
+def test_a_split_point_stands_whatever_a_cut_puts_beside_it(corpora, servers, form):
+    """At every point ``letter_split_point`` takes in rough and real text, under each proven
+    pattern, the server's ids of the text before it followed by anything (its own next
+    character first) begin with the uncut ids before it, and those of anything followed by
+    the text after it (its own last character first) end with the uncut ids after it."""
     from opencompass_lveval.models.api_inputs import TiktokenTokenizer
 
-    encoding = TiktokenTokenizer('cl100k_base').encoding
+    if form == 'cl100k':
+        encoding = TiktokenTokenizer('cl100k_base').encoding
 
-    def encode(text):
-        return encoding.encode(text, disallowed_special=())
+        def encode(text):
+            return encoding.encode(text, disallowed_special=())
 
-    piece_bytes = encoding.decode_single_token_bytes
+        piece_bytes = encoding.decode_single_token_bytes
+    else:
+        server = servers[form]
+
+        def encode(text):
+            return server(text, add_special_tokens=False)['input_ids']
+
+        piece_bytes = seams_of(server).piece_bytes
     texts = seam_texts(corpora)
     checked = 0
     for text in (texts['rough'][:600], texts['mixed'][19_600:20_400]):
@@ -199,6 +217,7 @@ def test_a_split_point_stands_whatever_a_cut_puts_beside_it(corpora):
         for k in range(1, len(ids) - 1):
             if letter_split_point(piece_bytes, ids, k - 1, k + 1) != k:
                 continue
+            # The text the ids stand for (Qwen2's is in NFC)
             before, after = (
                 b''.join(map(piece_bytes, part)).decode() for part in (ids[:k], ids[k:])
             )
@@ -214,7 +233,12 @@ def test_a_split_point_stands_whatever_a_cut_puts_beside_it(corpora):
     ('form', 'frame'),
     sliced(
         CASES,
-        {('legacy', 'chat template'), ('metaspace', 'chat template')},
+        {
+            ('legacy', 'chat template'),
+            ('metaspace', 'chat template'),
+            ('qwen2', 'conversation format'),
+            ('llama3', 'bare'),
+        },
     ),
 )
 def test_a_served_cut_is_counted_from_its_seam_exactly_as_the_server_counts_it(
@@ -253,7 +277,7 @@ def test_a_served_cut_is_counted_from_its_seam_exactly_as_the_server_counts_it(
     ('form', 'frame'),
     sliced(
         [(form, frame) for form in SEAMS_OF for frame in ('bare', 'chat template')],
-        {('metaspace', 'chat template'), ('legacy', 'bare')},
+        {('metaspace', 'chat template'), ('qwen2', 'bare')},
     ),
 )
 def test_a_served_request_is_cut_to_the_budget_counted_from_its_seam(
@@ -314,6 +338,8 @@ def test_a_served_cut_never_counts_from_inside_a_character_spelled_in_byte_ids(
 ADDED = {
     'legacy': ('</s>', '<s>'),
     'metaspace': ('</s>', '<s>'),
+    'qwen2': ('<|im_end|>', '<|endoftext|>'),
+    'llama3': ('<|eot_id|>', '<|begin_of_text|>'),
 }
 
 
@@ -404,6 +430,10 @@ def _edited(source, folder, **changes):
 
 
 UNPROVEN = {
+    # a pattern that keeps the punctuation after a word with it
+    'pattern': ('llama3', {'pre_tokenizer.pretokenizers.0.pattern': {'Regex': r'\s?\S+|\s+'}}),
+    'NFKC': ('llama3', {'normalizer': {'type': 'NFKC'}}),
+    'byte-level regex': ('llama3', {'pre_tokenizer.pretokenizers.1.use_regex': True}),
     'Metaspace split': (
         'legacy',
         {
@@ -420,7 +450,7 @@ UNPROVEN = {
 }
 
 
-@pytest.mark.parametrize('case', sliced(list(UNPROVEN), {'Metaspace split'}))
+@pytest.mark.parametrize('case', sliced(list(UNPROVEN), {'pattern', 'Metaspace split'}))
 def test_a_pipeline_not_proven_is_counted_whole_and_exactly(corpora, served_forms, tmp_path, case):
     """A tokenizer whose pipeline differs from a proven form in one step gets no seam counter
     (checked as it loads), and its cut prompts are counted whole, as its server counts them."""

@@ -9,13 +9,18 @@ cannot be made to produce. The end-to-end runs against ``transformers serve`` ar
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
+import os
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from official import adaleval_gpt_payload, lveval_gpt_messages
+from runs import OPENCOMPASS, derived_config
 
 from opencompass_lveval.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI
@@ -252,6 +257,99 @@ def test_401_names_the_variable_never_the_key(tmp_path, server, monkeypatch):
         model.generate([marked_prompt(10)], 8)
     assert len(server.requests) == 1 and server.requests[0]['auth'] == f'Bearer {SECRET}'
     assert '$LVEVAL_TEST_KEY' in str(error.value) and SECRET not in str(error.value)
+
+
+# A server that echoes the key it refused, in its body and its headers.
+ECHOED = {'WWW-Authenticate': f'Bearer error="invalid_token", key="{SECRET}"', 'X-Key': SECRET}
+REFUSED = (401, ECHOED, {'error': {'message': f'Incorrect API key provided: {SECRET}.'}})
+
+
+def test_a_key_the_server_echoes_is_in_no_error_log_or_record(
+    tmp_path, server, monkeypatch, caplog
+):
+    """The key echoed in a 401 (body and headers), in a 5xx's text where the 300-character cut
+    of a message falls inside it, in a body that is no completion and in an answer, shown by
+    requests in a header it refuses, and a password in the URL echoed as its Basic header: none
+    is in an error raised, a log line, a cached reply or a usage record (their heads neither)."""
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
+    caplog.set_level(logging.DEBUG)
+    failing = {
+        'refused': [REFUSED],
+        'down': [(503, {**ECHOED, 'Retry-After': '0'}, {'error': 'x' * 290 + SECRET})] * 2,
+        'no completion': [(200, ECHOED, {'detail': f'Bearer {SECRET}'})],
+    }
+    errors = []
+    for script in failing.values():
+        server.script = list(script)
+        with pytest.raises(ApiError) as error:
+            gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY', retry=1).generate(
+                [marked_prompt(10)], 8
+            )
+        errors.append(str(error.value))
+    # A key read from a file keeps its newline: requests refuses the header, showing it.
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET + '\n')
+    with pytest.raises(ApiError) as error:
+        gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY', retry=0).generate([marked_prompt(10)], 8)
+    errors.append(str(error.value))
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
+    # Credentials in the URL: sent as a Basic header, which the server echoes.
+    basic = base64.b64encode(f'lveval:{SECRET}'.encode()).decode()
+    server.script = [(401, {'X-Key': basic}, {'error': {'message': f'bad Basic {basic}'}})]
+    with pytest.raises(ApiError) as error:
+        gpt(server, tmp_path, url=server.url.replace('//', f'//lveval:{SECRET}@')).generate(
+            [marked_prompt(10)], 8
+        )
+    errors.append(str(error.value))
+    echo = {'role': 'assistant', 'content': f'your key is {SECRET}'}
+    usage = {'prompt_tokens': 11, 'completion_tokens': 2}
+    server.script = [(200, ECHOED, {'choices': [{'index': 0, 'message': echo}], 'usage': usage})]
+    model = gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY')
+    answers = model.generate([marked_prompt(30)], 8)
+    sent = [r['auth'] for r in server.requests]
+    assert sent == [f'Bearer {SECRET}'] * 4 + [f'Basic {basic}', f'Bearer {SECRET}']
+    assert all('[redacted]' in message for message in errors)
+    assert answers == ['your key is [redacted]']
+    cached = [path.read_text() for path in (tmp_path / 'cache').rglob('*.json')]
+    assert len(cached) == 1
+    for written in [*errors, caplog.text, *cached, json.dumps(model.usage)]:
+        assert SECRET[:10] not in written and basic[:10] not in written
+
+
+@pytest.mark.slow
+def test_an_opencompass_run_refused_with_the_key_echoed_writes_it_nowhere(tmp_path, server):
+    """An OpenCompass run whose server refuses the key and echoes it (body and headers): the
+    infer log names the refusal and the variable, and no file of the run holds the key."""
+    from opencompass_lveval.commands.data import synth
+
+    server.script = [REFUSED] * 50
+    synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
+    model = dict(
+        type='opencompass_lveval.models.api.LongContextAPI',
+        abbr='gpt-4',
+        path='gpt-4-0613',
+        tokenizer_path='cl100k_base',
+        url=server.url,
+        key_env='LVEVAL_TEST_KEY',
+        max_seq_len=8192,
+        max_out_len=8,
+        batch_size=2,
+        retry=0,
+        run_cfg=dict(num_gpus=0),
+    )
+    config = derived_config(tmp_path, 'eval_demo.py', models=[model])
+    done = subprocess.run(
+        [*OPENCOMPASS, str(config), '-w', str(tmp_path / 'out'), '-m', 'infer'],
+        cwd=tmp_path,
+        env={**os.environ, 'LVEVAL_TEST_KEY': SECRET},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    logs = ''.join(p.read_text() for p in (tmp_path / 'out').rglob('logs/infer/**/*.out'))
+    assert server.requests and 'refused the key in $LVEVAL_TEST_KEY' in logs, done.stdout[-2000:]
+    written = [path.read_bytes() for path in (tmp_path / 'out').rglob('*') if path.is_file()]
+    assert not any(SECRET[:10].encode() in data for data in written)
+    assert SECRET[:10] not in done.stdout + done.stderr
 
 
 def test_a_missing_key_variable_stops_before_any_request(tmp_path, server, monkeypatch):

@@ -33,7 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpora import DEFAULT, read_book  # noqa: E402
 
 from opencompass_lveval.models.api import LongContextAPI  # noqa: E402
-from opencompass_lveval.testing import llama2_tokenizer_folder  # noqa: E402
+from opencompass_lveval.testing import (  # noqa: E402
+    llama2_tokenizer_folder,
+    llama3_tokenizer_folder,
+    qwen_tokenizer_folder,
+)
 
 ANSWER = json.dumps(
     {
@@ -69,9 +73,37 @@ def serve_instantly(ports) -> None:
     server.serve_forever()
 
 
-def prompt_of(book: str, words: int) -> list[dict]:
-    text = 'Read the book and answer.\n' + ' '.join(book.split()[:words]) + '\nQuestion: who?'
+def prompt_of(book: str, words: int, lang: str = 'en') -> list[dict]:
+    """The book's first ``words`` words (Chinese: characters, its lines joined) between an
+    instruction and a question."""
+    body = ' '.join(book.split()[:words]) if lang == 'en' else ''.join(book.split())[:words]
+    text = 'Read the book and answer.\n' + body + '\nQuestion: who?'
     return [{'role': 'HUMAN', 'prompt': text, 'cuttable': (26, len(text) - 14)}]
+
+
+def served_rows(root: Path) -> list[tuple[str, dict]]:
+    """(row name, model settings) per tokenizer form and transport: chat messages (the chat
+    template), text (a conversation format for Llama-2, the bare prompt with the tokenizer's
+    special tokens for the byte-level forms) and token ids."""
+    forms = (
+        ('Llama-2 legacy', llama2_tokenizer_folder(root / 'legacy'), 'llama2'),
+        (
+            'Llama-2 Metaspace',
+            llama2_tokenizer_folder(root / 'metaspace', tokenizer_class='LlamaTokenizer'),
+            'llama2',
+        ),
+        ('Qwen2', qwen_tokenizer_folder(root / 'qwen2', tokenizer_class='Qwen2Tokenizer'), None),
+        ('Llama-3', llama3_tokenizer_folder(root / 'llama3'), None),
+    )
+    rows = [('gpt-4 cl100k, messages', dict(path='gpt-4', tokenizer_path='cl100k_base'))]
+    for form, folder, conversation in forms:
+        text = dict(conversation=conversation) if conversation else dict(chat=False)
+        rows += [
+            (f'{form}, messages', dict(path=str(folder))),
+            (f'{form}, text', dict(path=str(folder), **text)),
+            (f'{form}, ids', dict(path=str(folder), prompt_ids=True)),
+        ]
+    return rows
 
 
 def best_of_both(repeat: int, bare, ours) -> tuple[float, float]:
@@ -89,24 +121,23 @@ def best_of_both(repeat: int, bare, ours) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--corpora', type=Path, default=DEFAULT)
+    parser.add_argument('--lang', choices=('en', 'zh'), default='en')
     parser.add_argument('--words', type=int, default=100_000)
     parser.add_argument('--repeat', type=int, default=10)
+    parser.add_argument('--rows', default='', help='only rows naming one of these (commas)')
     args = parser.parse_args()
     spawn = multiprocessing.get_context('spawn')
     ports = spawn.Queue()
     answering = spawn.Process(target=serve_instantly, args=(ports,), daemon=True)
     answering.start()
     url = f'http://127.0.0.1:{ports.get(timeout=120)}/v1'
-    book = ' '.join(read_book(p) for p in sorted((args.corpora / 'en').glob('*.txt')))
-    prompt = prompt_of(book, args.words)
-    llama = str(llama2_tokenizer_folder(Path(tempfile.mkdtemp()) / 'llama2'))
-    rows = (
-        ('gpt-4, messages', dict(path='gpt-4', tokenizer_path='cl100k_base')),
-        ('served Llama-2, messages', dict(path=llama)),
-        ('served Llama-2, text', dict(path=llama, conversation='llama2')),
-        ('served Llama-2, ids', dict(path=llama, prompt_ids=True)),
-    )
-    for row, settings in rows:
+    books = sorted((args.corpora / args.lang).glob('*.txt'))
+    book = ' '.join(read_book(p) for p in books)
+    prompt = prompt_of(book, args.words, args.lang)
+    wanted = [name for name in args.rows.split(',') if name]
+    for row, settings in served_rows(Path(tempfile.mkdtemp())):
+        if wanted and not any(name in row for name in wanted):
+            continue
         for window, case in ((1_000_000, 'fits'), (32 * 1024, 'cut to 32k')):
             model = LongContextAPI(max_seq_len=window, url=url, query_per_second=1000, **settings)
             encode = model.builder.tokenizer.encode
@@ -118,10 +149,12 @@ def main() -> None:
             )
             tokens = len(encode(text))
             print(
-                f'{row:>24}, {case:>10}: {tokens} prompt tokens; bare tokenization '
+                f'{row:>28}, {case:>10}: {tokens} prompt tokens; bare tokenization '
                 f'{bare * 1000:.0f} ms, client per request {ours * 1000:.0f} ms ({ours / bare:.2f}x)'
             )
     answering.terminate()
+    if wanted:
+        return
     # Memory: 64 requests in flight (the server holds each until all 64 have arrived, and 1 s
     # more), each prompt an eighth of the words above; measured while all 64 wait for answers.
     server = ThreadingHTTPServer(('127.0.0.1', 0), Instant)
@@ -137,7 +170,7 @@ def main() -> None:
         query_per_second=1000,
     )
     size = args.words // 8
-    prompts = [prompt_of(book[i * 1000 :], size) for i in range(64)]
+    prompts = [prompt_of(book[i * 1000 :], size, args.lang) for i in range(64)]
     one = len(prompts[0][0]['prompt'].encode('utf-8'))
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]

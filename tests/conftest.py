@@ -60,3 +60,34 @@ def hf_tokenizers(tokenizer_folders) -> dict:
 
     os.environ.setdefault('HF_HUB_OFFLINE', '1')
     return {name: AutoTokenizer.from_pretrained(path) for name, path in tokenizer_folders.items()}
+
+
+@pytest.fixture(scope='session')
+def served_forms(tokenizer_folders, tmp_path_factory) -> dict[str, Path]:
+    """Tokenizer folders in the forms real folders load as under transformers 5 (see
+    ``opencompass_lveval.testing``): Llama-2 SentencePiece with its tokenizer.json loaded as it
+    is ('legacy': a normaliser) and as Meta's folders load ('metaspace': class LlamaTokenizer, a
+    Metaspace pre-tokenizer; 'metaspace always': the same with ``legacy: true``); Qwen2
+    ('qwen2': class Qwen2Tokenizer, NFC, its split pattern, byte-level BPE) and Llama-3
+    ('llama3': cl100k_base's ranks under Llama-3's split pattern)."""
+    import json
+    import shutil
+
+    from opencompass_lveval.testing import llama2_tokenizer_folder, llama3_tokenizer_folder
+
+    root = tmp_path_factory.mktemp('served_forms')
+
+    def with_config(name: str, source: Path, **config) -> Path:
+        folder = shutil.copytree(source, root / name)
+        settings = json.loads((folder / 'tokenizer_config.json').read_text('utf-8'))
+        (folder / 'tokenizer_config.json').write_text(json.dumps({**settings, **config}), 'utf-8')
+        return folder
+
+    metaspace = llama2_tokenizer_folder(root / 'metaspace', tokenizer_class='LlamaTokenizer')
+    return {
+        'legacy': tokenizer_folders['llama2'],
+        'metaspace': metaspace,
+        'metaspace always': with_config('always', metaspace, legacy=True),
+        'qwen2': with_config('qwen2', tokenizer_folders['qwen'], tokenizer_class='Qwen2Tokenizer'),
+        'llama3': llama3_tokenizer_folder(root / 'llama3'),
+    }

@@ -11,11 +11,15 @@ reply cache on disk.
   sent; never the key or the URL), so a killed run resumed with ``-r`` sends only what it had not been answered, and a
   server moved to another port still hits the cache.
 - Keys: read from the environment variable the config names, at request time; a key is never
-  stored on an object that is printed, logged, cached or written.
+  stored on an object that is printed, logged, cached or written. What a server says back (an
+  error, an answer) is redacted of every secret the client sends (the key, and a user and
+  password in the URL, as they are and as their Basic header) before it is raised, logged,
+  cached or written: a server may echo the key it refused.
 """
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import hashlib
 import json
@@ -24,6 +28,7 @@ import random
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -32,6 +37,7 @@ from ..cache import JsonRecords
 from ..errors import ApiError, ModelConfigError
 
 RETRIED_STATUS = frozenset({408, 409, 429})
+REDACTED = '[redacted]'  # what stands where a secret was
 CACHED_FIELDS = ('text', 'prompt_tokens', 'completion_tokens', 'latency_s', 'finish_reason')
 _LIMITS: dict[str, threading.BoundedSemaphore] = {}
 _LIMITS_LOCK = threading.Lock()
@@ -152,8 +158,9 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _server_message(response) -> str:
-    """The error the server gave, in one line, short."""
+def _server_message(response, redact: Callable[[str], str]) -> str:
+    """The error the server gave, in one line, redacted, short (cut after redacting: a secret
+    across the cut would leave its head behind)."""
     try:
         payload = response.json()
         error = payload.get('error', payload) if isinstance(payload, dict) else payload
@@ -162,7 +169,14 @@ def _server_message(response) -> str:
         )
     except ValueError:
         message = response.text
-    return ' '.join(str(message).split())[:300]
+    return redact(' '.join(str(message).split()))[:300]
+
+
+def redacted(text: str, secrets: list[str]) -> str:
+    """``text`` with each of ``secrets`` (longest first) replaced by ``REDACTED``."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 def _usage_count(usage: dict, name: str) -> int:
@@ -216,6 +230,28 @@ class EndpointClient:
                 f'the API key variable {self.key_env} is not set: export {self.key_env}=... '
                 'in the shell that runs OpenCompass (keys are never read from configs)'
             )
+
+    def secrets(self) -> list[str]:
+        """What this client sends that no message may hold: the key, read now (as set, and
+        without the whitespace around it that an error about a malformed header shows it
+        without), and a user and password in the URL (as written, decoded, and as the Basic
+        credentials requests sends for them)."""
+        found = [os.environ.get(self.key_env) or ''] if self.key_env else []
+        parts = urllib.parse.urlsplit(self.url)
+        if parts.username is not None or parts.password is not None:
+            user, password = parts.username or '', parts.password or ''
+            plain = [urllib.parse.unquote(user), urllib.parse.unquote(password)]
+            basic = base64.b64encode(':'.join(plain).encode()).decode()
+            found += [user, password, *plain, basic]
+        return [form for value in found for form in {value, value.strip()} if form]
+
+    def redact(self, text: str) -> str:
+        """``text`` without any of this client's secrets."""
+        return redacted(text, self.secrets())
+
+    def _error(self, message: str) -> ApiError:
+        """An error whose message holds none of this client's secrets."""
+        return ApiError(self.redact(message))
 
     def _headers(self) -> dict:
         headers = {'Content-Type': 'application/json'}
@@ -285,51 +321,52 @@ class EndpointClient:
                     url, data=payload, headers=self._headers(), timeout=self.timeout
                 )
             except requests.RequestException as exc:  # timeouts, refused or broken connections
-                failure = f'{type(exc).__name__} ({" ".join(str(exc).split())[:200]})'
+                failure = f'{type(exc).__name__} ({self.redact(" ".join(str(exc).split()))[:200]})'
                 wait = self._backoff(attempt)
             else:
                 latency = time.perf_counter() - started
                 status = response.status_code
                 if 200 <= status < 300:
                     return self._reply(response, latency, url, what, kind)
-                message = _server_message(response)
+                message = _server_message(response, self.redact)
                 if status in (401, 403):
                     source = (
                         f'the key in ${self.key_env}' if self.key_env else 'no key (key_env unset)'
                     )
-                    raise ApiError(
+                    raise self._error(
                         f'{url} refused {source} for {what}: HTTP {status} {message}; set a '
                         'valid key in that variable'
                     )
                 if status not in RETRIED_STATUS and status < 500:
-                    raise ApiError(f'{url} rejected {what}: HTTP {status} {message}')
+                    raise self._error(f'{url} rejected {what}: HTTP {status} {message}')
                 failure = f'HTTP {status} {message}'
                 told = _retry_after(response.headers.get('Retry-After'))
                 wait = min(told, self.max_wait_s) if told is not None else self._backoff(attempt)
             if attempt < self.retry:
                 time.sleep(wait)
-        raise ApiError(
+        raise self._error(
             f'{url} did not answer {what} after {self.retry + 1} attempts: {failure}; check the '
             'server and resume the run with -r (answered requests are cached)'
         )
 
-    @staticmethod
-    def _reply(response, latency: float, url: str, what: str, kind: str) -> ApiReply:
+    def _reply(self, response, latency: float, url: str, what: str, kind: str) -> ApiReply:
+        """The answer of a 2xx response (redacted: a server may echo the key in it)."""
         try:
             payload = response.json()
             choice = payload['choices'][0]
             text = choice['message']['content'] if kind == 'message' else choice['text']
         except (ValueError, KeyError, IndexError, TypeError):
-            raise ApiError(
-                f'{url} answered {what} with a body that is not an OpenAI completion: '
-                f'{" ".join(response.text.split())[:200]}'
+            body = self.redact(' '.join(response.text.split()))[:200]
+            raise self._error(
+                f'{url} answered {what} with a body that is not an OpenAI completion: {body}'
             ) from None
         usage = payload.get('usage') if isinstance(payload.get('usage'), dict) else {}
+        finish = choice.get('finish_reason')
         return ApiReply(
-            text if isinstance(text, str) else '',
+            self.redact(text) if isinstance(text, str) else '',
             _usage_count(usage, 'prompt_tokens'),
             _usage_count(usage, 'completion_tokens'),
             round(latency, 4),
             False,
-            choice.get('finish_reason'),
+            self.redact(finish) if isinstance(finish, str) else None,
         )

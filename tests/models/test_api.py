@@ -9,14 +9,18 @@ cannot be made to produce. The end-to-end runs against ``transformers serve`` ar
 
 from __future__ import annotations
 
-import functools
+import base64
 import json
+import logging
+import os
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from official import adaleval_gpt_payload, lveval_gpt_messages
+from runs import OPENCOMPASS, derived_config
 
 from opencompass_lveval.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI
@@ -202,151 +206,6 @@ def test_exact_cut_keeps_instruction_and_question_and_lands_on_the_budget(tmp_pa
     assert body['max_tokens'] == 100 and body['temperature'] == 0
 
 
-def _seam_texts(corpora) -> dict[str, str]:
-    """Real English and Chinese prose, and a mix made to trouble a pre-tokenizer at any cut:
-    contractions, digit runs, whitespace runs and newlines, emoji split over byte tokens."""
-    import random
-
-    rng = random.Random(7)
-    books = {
-        lang: sorted((corpora / lang).glob('*.txt'))[0].read_text(encoding='utf-8')[:100_000]
-        for lang in ('en', 'zh')
-    }
-    bits = ["it's", " '", 'll', '123', '4567', '  ', '\n\n', '\t', 'é', '😀', '中文', '，', '。']
-    bits += [' word', 'WORD', "'s", '?!', '--', '\r\n', '  \n ', 'a', 'b']
-    rough = ''.join(rng.choice(bits) for _ in range(20_000))
-    return {
-        **books,
-        'rough': rough,
-        'mixed': books['en'][:20_000] + rough[:20_000] + books['zh'][:20_000],
-    }
-
-
-@pytest.mark.parametrize('halves', [False, True])
-def test_a_cut_is_counted_from_its_seam_exactly_as_encoding_it_again(corpora, halves):
-    """cl100k_base's count of a cut text, from the seam only, equals encoding the whole cut text
-    again, at random cuts of real and rough text; only the seam is encoded."""
-    import random
-
-    from opencompass_lveval.models.api_inputs import TiktokenTokenizer
-
-    tokenizer = TiktokenTokenizer('cl100k_base')
-    encoding = tokenizer.encoding
-    rng = random.Random(3)
-    longest = 0
-
-    def seam_only(text, add_special_tokens=False):
-        nonlocal longest
-        longest = max(longest, len(text))
-        return encoding.encode(text, disallowed_special=())
-
-    for name, text in _seam_texts(corpora).items():
-        ids = encoding.encode(text, disallowed_special=())
-        for _ in range(60):
-            head = rng.randrange(1, len(ids) - 1)
-            tail_start = rng.randrange(head, len(ids))
-            first, second = ids[:head], ids[tail_start:]
-            cut = (
-                encoding.decode(first) + encoding.decode(second)
-                if halves
-                else encoding.decode(first + second)
-            )
-            tokenizer.encode = seam_only
-            counted = tokenizer.cut_count(ids, head, tail_start, halves=halves)
-            del tokenizer.encode
-            assert counted == len(encoding.encode(cut, disallowed_special=())), (name, head)
-    assert longest < 2_000  # seams, never a whole cut text of the books
-
-
-@pytest.mark.parametrize('frame', ['bare', 'conversation format', 'chat template'])
-def test_a_served_cut_is_counted_from_its_seam_exactly_as_the_server_counts_it(
-    corpora, tokenizer_folders, frame
-):
-    """A served Llama-2 (SentencePiece) prompt cut at random inside its frame: the count from the
-    seam alone (``SentencePieceSeams``) equals the server's tokenizer run on the whole cut text,
-    for real English and Chinese prose and rough text (byte-fallback emoji, tabs, CRLF, runs of
-    spaces); only seams are tokenized."""
-    import random
-
-    settings = {
-        'bare': dict(chat=False),
-        'conversation format': dict(conversation='llama2'),
-        'chat template': {},
-    }[frame]
-    model = served_llama(tokenizer_folders, **settings)
-    builder = model.builder
-    seams, decode = builder._seams, builder.tokenizer.decode
-    assert seams is not None  # the Llama-2 tokenizer is of the family the seam count holds for
-    special = builder.transport == 'text'
-    if special:
-        fmt = builder.builder.conversation
-
-        def frame_of(content):
-            return builder._format_text(fmt, content)
-    else:
-
-        def frame_of(content):
-            return builder._render_messages(
-                builder._messages([{'role': 'HUMAN', 'prompt': 'x'}], content)
-            )
-
-    tokenized = []
-
-    class Recorded:
-        def tokenize(self, text):
-            tokenized.append(len(text))
-            return model_of_seams.tokenize(text)
-
-    model_of_seams, seams.model = seams.model, Recorded()
-    rng, counted_from_seams = random.Random(5), 0
-    for name, text in _seam_texts(corpora).items():
-        text = text[:30_000]
-        sent = frame_of(text)
-        full = builder._server_ids(sent, special)
-        start, ids = builder._prompt_ids_in(full, sent, text, frame_of, special)
-        assert ids is not None, name
-        for _ in range(40):
-            head = rng.randrange(1, len(ids) - 1)
-            tail_start = rng.randrange(head, len(ids))
-            cut = frame_of(decode(ids[:head] + ids[tail_start:]))
-            counted = seams.count(full, start, head, tail_start, start + len(ids), decode)
-            if counted is not None:
-                counted_from_seams += 1
-                assert counted == len(builder._server_ids(cut, special)), (name, head, tail_start)
-    assert counted_from_seams >= 150  # of 160: a cut without a split point nearby is rare
-    assert max(tokenized) < 2_000  # seams, never a whole cut text
-
-
-def test_a_served_cut_never_counts_from_inside_a_character_spelled_in_byte_ids(tokenizer_folders):
-    """Rare CJK characters reach Llama-2 as byte-fallback ids, three per character: a seam may
-    start or end at such a character's edge, never between its bytes. A cut through two of them
-    can rejoin their bytes into a character of the vocabulary ('颀' E9 A2 80 cut after two bytes,
-    '乜' E4 B9 9C from its third: '颜' E9 A2 9C, one id), which a seam begun between the bytes
-    would count as two U+FFFD. Every such cut counts exactly, or is counted whole."""
-    model = served_llama(tokenizer_folders, conversation='llama2')
-    builder, fmt = model.builder, model.builder.builder.conversation
-    seams, decode, pieces_of = builder._seams, builder.tokenizer.decode, builder.tokenizer.tokenize
-    assert pieces_of('颀乜') == ['▁', '<0xE9>', '<0xA2>', '<0x80>', '<0xE4>', '<0xB9>', '<0x9C>']
-    assert pieces_of('颜') == ['▁', '颜']
-    text = 'Read this text of rare signs: ' + '颀乜 ' * 40 + 'then answer the question below it'
-    sent = builder._format_text(fmt, text)
-    full = builder._server_ids(sent, True)
-    frame_of = functools.partial(builder._format_text, fmt)
-    start, ids = builder._prompt_ids_in(full, sent, text, frame_of, True)
-    pieces = builder.tokenizer.convert_ids_to_tokens(ids)
-    heads = [k + 1 for k, piece in enumerate(pieces) if piece == '<0xA2>']
-    tails = [k for k, piece in enumerate(pieces) if piece == '<0x9C>']
-    counted = 0
-    for head, tail_start in [(h, t) for h in heads[5:30:3] for t in tails if t > h + 20][:120]:
-        cut = frame_of(decode(ids[:head] + ids[tail_start:]))
-        assert '颜' in cut
-        found = seams.count(full, start, head, tail_start, start + len(ids), decode)
-        if found is not None:
-            counted += 1
-            assert found == len(builder._server_ids(cut, True)), (head, tail_start)
-    assert counted >= 100
-
-
 # What the server sees ----------------------------------------------------------------------------
 
 
@@ -398,6 +257,99 @@ def test_401_names_the_variable_never_the_key(tmp_path, server, monkeypatch):
         model.generate([marked_prompt(10)], 8)
     assert len(server.requests) == 1 and server.requests[0]['auth'] == f'Bearer {SECRET}'
     assert '$LVEVAL_TEST_KEY' in str(error.value) and SECRET not in str(error.value)
+
+
+# A server that echoes the key it refused, in its body and its headers.
+ECHOED = {'WWW-Authenticate': f'Bearer error="invalid_token", key="{SECRET}"', 'X-Key': SECRET}
+REFUSED = (401, ECHOED, {'error': {'message': f'Incorrect API key provided: {SECRET}.'}})
+
+
+def test_a_key_the_server_echoes_is_in_no_error_log_or_record(
+    tmp_path, server, monkeypatch, caplog
+):
+    """The key echoed in a 401 (body and headers), in a 5xx's text where the 300-character cut
+    of a message falls inside it, in a body that is no completion and in an answer, shown by
+    requests in a header it refuses, and a password in the URL echoed as its Basic header: none
+    is in an error raised, a log line, a cached reply or a usage record (their heads neither)."""
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
+    caplog.set_level(logging.DEBUG)
+    failing = {
+        'refused': [REFUSED],
+        'down': [(503, {**ECHOED, 'Retry-After': '0'}, {'error': 'x' * 290 + SECRET})] * 2,
+        'no completion': [(200, ECHOED, {'detail': f'Bearer {SECRET}'})],
+    }
+    errors = []
+    for script in failing.values():
+        server.script = list(script)
+        with pytest.raises(ApiError) as error:
+            gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY', retry=1).generate(
+                [marked_prompt(10)], 8
+            )
+        errors.append(str(error.value))
+    # A key read from a file keeps its newline: requests refuses the header, showing it.
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET + '\n')
+    with pytest.raises(ApiError) as error:
+        gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY', retry=0).generate([marked_prompt(10)], 8)
+    errors.append(str(error.value))
+    monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
+    # Credentials in the URL: sent as a Basic header, which the server echoes.
+    basic = base64.b64encode(f'lveval:{SECRET}'.encode()).decode()
+    server.script = [(401, {'X-Key': basic}, {'error': {'message': f'bad Basic {basic}'}})]
+    with pytest.raises(ApiError) as error:
+        gpt(server, tmp_path, url=server.url.replace('//', f'//lveval:{SECRET}@')).generate(
+            [marked_prompt(10)], 8
+        )
+    errors.append(str(error.value))
+    echo = {'role': 'assistant', 'content': f'your key is {SECRET}'}
+    usage = {'prompt_tokens': 11, 'completion_tokens': 2}
+    server.script = [(200, ECHOED, {'choices': [{'index': 0, 'message': echo}], 'usage': usage})]
+    model = gpt(server, tmp_path, key_env='LVEVAL_TEST_KEY')
+    answers = model.generate([marked_prompt(30)], 8)
+    sent = [r['auth'] for r in server.requests]
+    assert sent == [f'Bearer {SECRET}'] * 4 + [f'Basic {basic}', f'Bearer {SECRET}']
+    assert all('[redacted]' in message for message in errors)
+    assert answers == ['your key is [redacted]']
+    cached = [path.read_text() for path in (tmp_path / 'cache').rglob('*.json')]
+    assert len(cached) == 1
+    for written in [*errors, caplog.text, *cached, json.dumps(model.usage)]:
+        assert SECRET[:10] not in written and basic[:10] not in written
+
+
+@pytest.mark.slow
+def test_an_opencompass_run_refused_with_the_key_echoed_writes_it_nowhere(tmp_path, server):
+    """An OpenCompass run whose server refuses the key and echoes it (body and headers): the
+    infer log names the refusal and the variable, and no file of the run holds the key."""
+    from opencompass_lveval.commands.data import synth
+
+    server.script = [REFUSED] * 50
+    synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
+    model = dict(
+        type='opencompass_lveval.models.api.LongContextAPI',
+        abbr='gpt-4',
+        path='gpt-4-0613',
+        tokenizer_path='cl100k_base',
+        url=server.url,
+        key_env='LVEVAL_TEST_KEY',
+        max_seq_len=8192,
+        max_out_len=8,
+        batch_size=2,
+        retry=0,
+        run_cfg=dict(num_gpus=0),
+    )
+    config = derived_config(tmp_path, 'eval_demo.py', models=[model])
+    done = subprocess.run(
+        [*OPENCOMPASS, str(config), '-w', str(tmp_path / 'out'), '-m', 'infer'],
+        cwd=tmp_path,
+        env={**os.environ, 'LVEVAL_TEST_KEY': SECRET},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    logs = ''.join(p.read_text() for p in (tmp_path / 'out').rglob('logs/infer/**/*.out'))
+    assert server.requests and 'refused the key in $LVEVAL_TEST_KEY' in logs, done.stdout[-2000:]
+    written = [path.read_bytes() for path in (tmp_path / 'out').rglob('*') if path.is_file()]
+    assert not any(SECRET[:10].encode() in data for data in written)
+    assert SECRET[:10] not in done.stdout + done.stderr
 
 
 def test_a_missing_key_variable_stops_before_any_request(tmp_path, server, monkeypatch):

@@ -243,11 +243,13 @@ def throughput(args, work: Path, engine: dict, env: dict) -> None:
             write_records(data / f'd{count}', f'{name}_16k', book_records(
                 args.corpora, name, per, args.ids, seed=index))  # fmt: skip
     print(f'\n## generation: {args.records} prompts of {args.ids} ids, {MAX_OUT} answer tokens')
-    print('| datasets | batch_size | generate (s) | x raw | inference (s) | x raw | tokens/s |')
-    print('|---|---|---|---|---|---|---|')
-    first = raw = None
+    print('| datasets | batch_size | generate (s) | x raw | inference (s) | x raw | tokens/s | '
+          'answer tokens |')  # fmt: skip
+    print('|---|---|---|---|---|---|---|---|')
+    first = first_raw = None
     for count in args.datasets:
         datasets = lveval_configs(data / f'd{count}', list(ENGLISH[:count]), '16k')
+        raw = None  # each dataset count's own prompts (their instructions differ), raw
         for batch_size in args.batch_sizes:
             folder = work / f'oc_d{count}_b{batch_size}'
             folder.mkdir()
@@ -255,7 +257,7 @@ def throughput(args, work: Path, engine: dict, env: dict) -> None:
                 folder / 'config.py', model_config(model, window, batch_size, engine), datasets
             )
             raw = raw or raw_baseline(shown_ids(config, folder / 'inputs.jsonl'), model, window,
-                                      engine, env, work)  # fmt: skip
+                                      engine, env, work, count)  # fmt: skip
             runs = [run_opencompass(config, folder / str(n), env, first is None and n == 0)
                     for n in range(args.repeat)]  # fmt: skip
             found = min(runs, key=lambda run: run['generate_s'])
@@ -265,12 +267,14 @@ def throughput(args, work: Path, engine: dict, env: dict) -> None:
             print(
                 f'| {count} | {batch_size} | {found["generate_s"]:.2f} | '
                 f'{found["generate_s"] / base:.2f} | {found["inference_s"]:.2f} | '
-                f'{found["inference_s"] / base:.2f} | {tokens / found["generate_s"]:.0f} |'
+                f'{found["inference_s"] / base:.2f} | {tokens / found["generate_s"]:.0f} | '
+                f'{found["generated"]} ({raw["runs"]["one call 0"]["generated"]} raw) |'
             )
-    fixed_costs(raw, first)
+            first_raw = first_raw or raw
+    fixed_costs(first_raw, first)
 
 
-def raw_baseline(ids, model, window, engine, env, work) -> dict:
+def raw_baseline(ids, model, window, engine, env, work, datasets: int) -> dict:
     """(a): every prompt in one ``generate`` call on a fresh engine, as an inference task makes
     its first; then twice more, the engine warm."""
     whole = [list(range(len(ids)))]
@@ -280,8 +284,9 @@ def raw_baseline(ids, model, window, engine, env, work) -> dict:
     raw = run_raw(work, spec, env)
     times = [run['generate_s'] for run in raw['runs'].values()]  # the first on a fresh engine
     tokens = sum(map(len, ids)) + raw['runs']['one call 0']['generated']
-    print(f'| raw vLLM | all {len(ids)} in one call | {times[0]:.2f} (fresh engine; then '
-          f'{times[1]:.2f}, {times[2]:.2f}) | 1.00 | | | {tokens / times[0]:.0f} |')  # fmt: skip
+    print(f'| {datasets}, raw vLLM | all {len(ids)} in one call | {times[0]:.2f} (fresh engine; '
+          f'then {times[1]:.2f}, {times[2]:.2f}) | 1.00 | | | {tokens / times[0]:.0f} | '
+          f'{raw["runs"]["one call 0"]["generated"]} |')  # fmt: skip
     return {**raw, 'generate_s': times[0]}
 
 

@@ -65,6 +65,7 @@ def test_vllm_wrapper_sends_truncated_token_ids(fake_vllm, tokenizer_folder):
     assert model.engine.kwargs == {
         'max_model_len': 600,
         'trust_remote_code': False,  # off unless a config turns it on
+        'enable_prefix_caching': True,  # engine_defaults
         'tensor_parallel_size': 4,
     }
     assert model.generate([LONG_PROMPT, 'Question: short?'], max_out_len=64) == ['the miller'] * 2

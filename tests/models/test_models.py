@@ -120,17 +120,16 @@ def test_vllm_window_too_small_is_a_clear_error(fake_vllm, tokenizer_folder):
         model.generate([LONG_PROMPT], max_out_len=64)
 
 
-def test_vllm_engine_defaults_reuse_prefill_and_chunk_long_windows(fake_vllm, tokenizer_folder):
-    short = LongContextVLLM(path=tokenizer_folder, max_seq_len=32768).engine.kwargs
+def test_vllm_engine_defaults_reuse_prefill_and_chunk_long_windows(tmp_path):
+    def engine(window: int, **model_kwargs) -> dict:
+        return vllm_module.engine_kwargs(str(tmp_path), window, model_kwargs, None, False, '0.33.0')
+
+    short = engine(32768)
     assert short['enable_prefix_caching'] is True and 'enable_chunked_prefill' not in short
-    long = LongContextVLLM(path=tokenizer_folder, max_seq_len=32769).engine.kwargs
+    long = engine(32769)
     assert long['enable_prefix_caching'] is True and long['enable_chunked_prefill'] is True
     assert long['max_model_len'] == 32769
-    chosen = LongContextVLLM(
-        path=tokenizer_folder,
-        max_seq_len=200000,
-        model_kwargs={'enable_prefix_caching': False, 'enable_chunked_prefill': False},
-    ).engine.kwargs
+    chosen = engine(200000, enable_prefix_caching=False, enable_chunked_prefill=False)
     assert chosen['enable_prefix_caching'] is False and chosen['enable_chunked_prefill'] is False
 
 

@@ -27,6 +27,7 @@ _CLASSES = {
     'RandomGuessBaseline': 'models.baselines',
     'LongContextInferTask': 'runner.infer_task',
     'CheckedSlurmRunner': 'runner.slurm',
+    'RayRunner': 'runner.ray_runner',
     'JudgeEvalTask': 'runner.judge_task',
     'JudgePartitioner': 'runner.judge_task',
     'LongContextSummarizer': 'report.summarizer',

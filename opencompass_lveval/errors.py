@@ -34,3 +34,8 @@ class ApiError(RuntimeError):
 class BenchmarkError(ValueError):
     """A benchmark that cannot join the registry: its entry point fails to load, it is no
     ``Benchmark``, or its name is taken; the message names the distribution to fix or uninstall."""
+
+
+class ClusterSetupError(RuntimeError):
+    """A cluster that cannot run the tasks as this machine would: no cluster address, or a node
+    without the run's folder, Python or package versions; the message names the node and the fix."""

@@ -84,6 +84,9 @@ class LongContextInferTask(OpenICLInferTask):
                 model_cfg['cache_dir'] = default_cache_dir(self.work_dir, model_cfg['abbr'])
         elapsed = time.perf_counter() - started
         self.logger.info(f'checked before the weights load in {elapsed:.2f} s')
+        # What a cluster's runner handed this task (Ray, Slurm): kept in its log.
+        visible = os.environ.get('CUDA_VISIBLE_DEVICES', '(unset)')
+        self.logger.info(f'GPUs seen: CUDA_VISIBLE_DEVICES={visible}')
         return super().run(*args, **kwargs)
 
     def _inference(self):

@@ -10,15 +10,15 @@ the run's summary lists it as failed.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from typing import Optional
 
 from opencompass.registry import RUNNERS, TASKS
 from opencompass.runners import SlurmRunner
-from opencompass.utils import get_logger
 
-from ..atomic import write_text
+from .refusals import refuse_gpu_request
 
 _GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
 
@@ -48,7 +48,13 @@ def partition_gpus(partition: Optional[str]) -> Optional[int]:
 @RUNNERS.register_module()
 class CheckedSlurmRunner(SlurmRunner):
     """``SlurmRunner`` (same settings) that does not submit a task whose ``run_cfg.num_gpus``
-    exceeds what one node of the partition offers."""
+    exceeds what one node of the partition offers. Without a ``partition``, the one named by
+    ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (a config cannot read the
+    environment itself: OpenCompass dumps it as text)."""
+
+    def __init__(self, task, partition: Optional[str] = None, **settings) -> None:
+        partition = partition or os.environ.get('LVEVAL_SLURM_PARTITION') or None
+        super().__init__(task, partition=partition, **settings)
 
     def _launch(self, cfg, random_sleep: bool = True):
         task = TASKS.build(dict(cfg=cfg, type=self.task_cfg['type']))
@@ -57,12 +63,5 @@ class CheckedSlurmRunner(SlurmRunner):
         available = self._partition_gpus
         if available is None or task.num_gpus <= available:
             return super()._launch(cfg, random_sleep)
-        message = (
-            f'{task.name} asks for {task.num_gpus} GPUs, but the nodes of partition '
-            f'{self.partition or "(default)"} offer at most {available} (sinfo); not submitted. '
-            "Lower the model's run_cfg.num_gpus (tensor parallelism) or use another partition."
-        )
-        log_path = task.get_log_path(file_extension='out')
-        write_text(log_path, f'GPURequestError: {message}\n')
-        get_logger().error(message)
-        return task.name, 1
+        nodes = f'the nodes of partition {self.partition or "(default)"}'
+        return task.name, refuse_gpu_request(task, nodes, available)

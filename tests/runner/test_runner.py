@@ -1,4 +1,4 @@
-"""The Slurm runner's reading of sinfo, without a cluster (tests/test_slurm.py uses a real one)."""
+"""The Slurm runner's reading of sinfo, without a cluster (tests/runner/test_cluster.py uses a real one)."""
 
 import pytest
 

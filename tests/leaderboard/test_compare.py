@@ -1,5 +1,6 @@
 """Intervals on the board and ``lveval compare``, on two demo-like runs: every LV-Eval subset
-with per-record details and a data fingerprint, as the evaluators write them."""
+with per-record details (each naming its record, ``example_abbr``, as OpenCompass's evaluation
+does) and a data fingerprint, as the evaluators write them."""
 
 from __future__ import annotations
 
@@ -55,7 +56,10 @@ def demo_like_run(work, stamp, model, chance, fingerprint='v1', records=40, seed
                 json.dumps(
                     {
                         'score': subset_score(found),
-                        'details': [{'score': s, 'answer': 'x'} for s in found],
+                        'details': [
+                            {'example_abbr': f'{task.abbr(level)}_{i}', 'score': s, 'answer': 'x'}
+                            for i, s in enumerate(found)
+                        ],
                         'provenance': {'package_version': '0.9', 'data_fingerprint': fingerprint},
                     }
                 )

@@ -104,7 +104,7 @@ def run(
     found = compare_rows(row_a, row_b, resamples, seed)
     table = Table(
         f'A = {shown_label(row_a)} ({run_a}), B = {shown_label(row_b)} ({run_b}); paired '
-        f'bootstrap over records, {resamples:,} seeded resamples, seed {seed}; low, high: the 95% '
+        f'bootstrap over records, {resamples:,} resamples, seed {seed}; low, high: the 95% '
         'percentile bootstrap interval of A - B',
         'comparison',
         HEADER,

@@ -96,11 +96,15 @@ def test_a_result_of_another_judge_under_the_same_name_is_judged_again(tmp_path)
     run, model, dataset = finished_run(tmp_path)
     combination = [{'models': [model], 'datasets': [dataset]}]
     task = Config({'models': [model], 'datasets': [[dataset]], 'work_dir': str(run)})
+    task['eval'] = {'runner': {'task': {'dump_details': True}}}  # as `opencompass` sets it
     result_path = run / 'results' / 'model' / f'{ABBR}.json'
     SevenJudge.calls = 0
     JudgeEvalTask(task).run()
-    first = json.loads(result_path.read_text())['judge'][0]['settings_digest']
+    result = json.loads(result_path.read_text())
+    first = result['judge'][0]['settings_digest']
     assert judged(result_path, first) and SevenJudge.calls == 3
+    # OpenCompass names each detail's record (what `lveval compare` pairs records by).
+    assert [d['example_abbr'] for d in result['details']] == [f'{ABBR}_{i}' for i in range(3)]
 
     # The same name, another model: not this judge's result, so judged again (and asked).
     dataset['eval_cfg']['evaluator']['judge'] = dict(type=SevenJudge, abbr='seven', path='other')

@@ -593,6 +593,176 @@ def slurm_gpu_kinds(p: Probe):
     return (WRONG if 'gpus' in ran.out else CRASH), ran.last_line()
 
 
+# ---- the LLM judge against chat servers on 127.0.0.1, and lveval compare --------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def chat_server(answer):
+    """tests/servers.py's OpenAI-compatible chat endpoint on 127.0.0.1 (answers ``answer(prompt)``
+    and records what it was asked)."""
+    sys.path.insert(0, str(REPO / 'tests'))
+    from servers import ChatServer
+
+    return ChatServer(answer)
+
+
+def judge_setup(p: Probe, name: str, server) -> tuple[Path, Path]:
+    """Three cmrc_mixup predictions and a judge config named ``judge`` for ``server``."""
+    preds = p.jsonl('preds/cmrc_mixup_16k.jsonl', [
+        {'pred': f'answer {i}', 'answers': [f'answer {i}'], 'input': f'question {i}'}
+        for i in range(3)
+    ]).parent  # fmt: skip
+    config = p.write(
+        f'{name}.py',
+        f"judge = dict(type='LongContextAPI', abbr='judge', path={name!r}, url={server.url!r}, "
+        "max_seq_len=8192, tokenizer_path='cl100k_base', retry=0)\n",
+    )
+    return preds, config
+
+
+def judged_score(preds: Path):
+    path = preds / 'eval_result' / 'judge_result.json'
+    found = json.loads(path.read_text('utf-8')) if path.is_file() else {}
+    return found.get('cmrc_mixup_16k', {})
+
+
+def judge_same_name(p: Probe):
+    """A second judge under the first one's name, another model at another URL."""
+    first, second = chat_server(lambda prompt: '[9]'), chat_server(lambda prompt: '[2]')
+    try:
+        preds, config_a = judge_setup(p, 'judge-a', first)
+        _, config_b = judge_setup(p, 'judge-b', second)
+        p.lveval('judge', preds, '--config', config_a)
+        ran = p.lveval('judge', preds, '--config', config_b)
+    finally:
+        first.stop(), second.stop()
+    score = judged_score(preds).get('judge_score')
+    if ran.rc != 0:
+        return refusal(ran, 'judge')
+    if not second.asked:
+        return WRONG, f'the second judge was asked nothing: judge_score {score} from the first'
+    return (GOOD if score == 20.0 else WRONG), f'asked {len(second.asked)} times, {score}'
+
+
+def judge_echo(p: Probe):
+    """A judge that echoes the prompt, whose format example is "[5]"."""
+    echo = chat_server(lambda prompt: prompt)
+    try:
+        preds, config = judge_setup(p, 'echo', echo)
+        ran = p.lveval('judge', preds, '--config', config)
+    finally:
+        echo.stop()
+    found = judged_score(preds)
+    if ran.rc != 0:
+        return refusal(ran, 'judge')
+    if 'judge_score' in found:
+        return WRONG, f"judge_score {found['judge_score']}: the prompt's example read as a rating"
+    return GOOD, f'{found.get("judge", {}).get("unparseable")} of 3 unparseable'
+
+
+def judge_cache_count_string(p: Probe):
+    """A cached verdict whose prompt_tokens is "abc"."""
+    server = chat_server(lambda prompt: '[9]')
+    try:
+        preds, config = judge_setup(p, 'judge-a', server)
+        p.lveval('judge', preds, '--config', config)
+        for entry in (preds / 'eval_result' / 'judge_cache').rglob('verdicts/*/*.json'):
+            stored = json.loads(entry.read_text('utf-8'))
+            entry.write_text(json.dumps(dict(stored, prompt_tokens='abc')), 'utf-8')
+        ran = p.lveval('judge', preds, '--config', config)
+    finally:
+        server.stop()
+    if 'Traceback (most recent call last)' in ran.out:
+        return CRASH, ran.last_line()
+    if ran.rc == 0 and judged_score(preds).get('judge_score') == 90.0:
+        line = next((x for x in ran.out.splitlines() if x.startswith('cmrc_mixup_16k')), '')
+        return COUNTED, f'asked again: {line[-70:]}'
+    return refusal(ran, 'prompt_tokens')
+
+
+def result_judge_count_string(p: Probe):
+    result = {'score': 10.0, 'judge': {'samples': 3, 'rated': 3, 'prompt_tokens': 'abc'}}
+    run = run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): json.dumps(result)})
+    return refusal(report(p, run), 'LVEval_cmrc_mixup_16k.json', 'prompt_tokens')
+
+
+def compared(p: Probe, name: str, change=None) -> Path:
+    """A run of model ``name`` on 40 cmrc_mixup records of one file, the details naming each
+    record as OpenCompass does; ``change`` edits the result."""
+    abbr = 'LVEval_cmrc_mixup_16k'
+    details = [{'example_abbr': f'{abbr}_{i}', 'score': [float(i % 2)]} for i in range(40)]
+    result = {'score': 50.0, 'details': details, 'provenance': {'data_fingerprint': 'f1'}}
+    if change:
+        change(result)
+    config = f'models = [dict(abbr={name!r})]\ndatasets = [dict(abbr={abbr!r})]\n'
+    p.write(f'{name}/work/20260101_000000/configs/c.py', config)
+    p.write(f'{name}/work/20260101_000000/results/{name}/{abbr}.json', json.dumps(result))
+    return p.tmp / name / 'work'
+
+
+def compare_cell(change, text=None):
+    """`lveval compare` of a run with one whose result ``change`` edits: the cmrc_mixup 16k cell
+    must be refused (``text``: or, where given, said in the output)."""
+
+    def case(p: Probe):
+        b = compared(p, 'b', change)
+        if text:
+            path = b / '20260101_000000' / 'results' / 'b' / 'LVEval_cmrc_mixup_16k.json'
+            path.write_text(path.read_text('utf-8').replace('"TEXT"', text), 'utf-8')
+        ran = p.lveval('compare', compared(p, 'a'), b, '--out', p.tmp / 'out')
+        table = p.tmp / 'out' / 'comparison.csv'
+        if 'Traceback (most recent call last)' in ran.out:
+            return CRASH, ran.last_line()
+        if not table.is_file():
+            return refusal(ran, 'LVEval_cmrc_mixup_16k.json')
+        with open(table, encoding='utf-8', newline='') as stream:
+            verdict = next(r[-1] for r in csv.reader(stream) if r[1:3] == ['cmrc_mixup', '16k'])
+        if verdict.startswith('refused'):
+            return GOOD, verdict[:100]
+        return WRONG, f'compared: {verdict[:90]}'
+
+    return case
+
+
+def later_records(result):  # another test_range of the same file: records 40 to 79
+    for index, detail in enumerate(result['details']):
+        detail['example_abbr'] = f'LVEval_cmrc_mixup_16k_{40 + index}'
+
+
+def repeated_record(result):
+    result['details'][1]['example_abbr'] = result['details'][0]['example_abbr']
+
+
+def compare_score_not_mean(p: Probe):
+    ran = p.lveval('compare', compared(p, 'a'), compared(p, 'b', lambda r: r.update(score=3.0)))
+    if 'Traceback (most recent call last)' in ran.out:
+        return CRASH, ran.last_line()
+    if ran.mentions('LVEval_cmrc_mixup_16k.json', 'mean'):
+        return COUNTED, 'the file and its mean named'
+    return WRONG, 'score 3.00 against a mean of 50.00 compared without a word'
+
+
+def compare_without_results(p: Probe):
+    empty = run_folder(p, {}).parent
+    ran = p.lveval('compare', empty, compared(p, 'a'))
+    if 'several models' in ran.out:
+        return CRASH, f'the wrong cause: {ran.last_line()}'
+    return refusal(ran, empty)
+
+
+def compare_synthetic(p: Probe):
+    def synthetic(result):
+        result['provenance']['data_origin'] = 'synthetic'
+
+    ran = p.lveval('compare', compared(p, 'a'), compared(p, 'b', synthetic))
+    if 'Traceback (most recent call last)' in ran.out:
+        return CRASH, ran.last_line()
+    return (
+        GOOD if ran.mentions('synthetic') else WRONG
+    ), f'synthetic said: {ran.mentions("synthetic")}'
+
+
 LOAD_LVEVAL = (
     'from opencompass_lveval.lveval import data\n'
     "source = data.locate(data.default_data_dir(), 'cmrc_mixup_16k')\n"
@@ -750,6 +920,23 @@ CASES = {
     'bestanswer-source-x4': bestanswer_growth,
     # Slurm
     'slurm-two-gpu-kinds': slurm_gpu_kinds,
+    # the LLM judge against chat servers on 127.0.0.1
+    'judge-same-name-other-model': judge_same_name,
+    'judge-echoes-the-prompt': judge_echo,
+    'judge-cache-count-string': judge_cache_count_string,
+    'result-judge-count-string': result_judge_count_string,
+    # lveval compare
+    'compare-other-test-range': compare_cell(later_records),
+    'compare-repeated-record': compare_cell(repeated_record),
+    'compare-negative-record-scores': compare_cell(
+        lambda r: [d.update(score=[-3.0]) for d in r['details']]
+    ),
+    'compare-record-score-1e400': compare_cell(
+        lambda r: r['details'][0].update(score=['TEXT']), text='1e400'
+    ),
+    'compare-score-not-its-mean': compare_score_not_mean,
+    'compare-run-without-results': compare_without_results,
+    'compare-synthetic-data': compare_synthetic,
 }
 
 

@@ -20,13 +20,21 @@ class JsonRecords:
         return self.folder / key[:2] / f'{key}.json'
 
     def get(self, key: str) -> Optional[dict]:
+        return self.entry(key)[0]
+
+    def entry(self, key: str) -> tuple[Optional[dict], Optional[str]]:
+        """(the record, None); (None, None) where there is none; (None, what is wrong, naming the
+        file) where a file is there but unusable, for users that report what they replace."""
+        path = self.path(key)
         try:
-            stored = json.loads(self.path(key).read_text(encoding='utf-8'))
-        except (OSError, ValueError):
-            return None
-        if isinstance(stored, dict) and isinstance(stored.get(self.text_field), str):
-            return stored
-        return None
+            stored = json.loads(path.read_text(encoding='utf-8'))
+        except FileNotFoundError:
+            return None, None
+        except (OSError, ValueError) as exc:
+            return None, f'{path} cannot be read ({exc})'
+        if not isinstance(stored, dict) or not isinstance(stored.get(self.text_field), str):
+            return None, f'{path} holds no "{self.text_field}" text'
+        return stored, None
 
     def put(self, key: str, record: dict) -> None:
         write_text(self.path(key), json.dumps(record, ensure_ascii=False))

@@ -23,12 +23,12 @@ if TYPE_CHECKING:  # numpy loads where intervals are computed, not with `lveval 
 RESAMPLES = 1000
 CONFIDENCE = 95  # percent; the interval is the percentile interval of the bootstrap means
 SEED = 0
-# What every table printing intervals says about them.
-NOTE = (
-    '[low, high]: 95% percentile bootstrap interval over records ({resamples:,} seeded '
-    'resamples); averages over datasets resample within each dataset. Published rows have no '
-    'per-record scores, so no interval.'
+# What every table printing intervals says about them (a report's; a board's adds NOTE's end).
+BRACKETS_NOTE = (
+    f'[low, high]: {CONFIDENCE}% percentile bootstrap interval over records ({{resamples:,}} '
+    'seeded resamples); averages over datasets resample within each dataset.'
 )
+NOTE = BRACKETS_NOTE + ' Published rows have no per-record scores, so no interval.'
 
 
 class Interval(NamedTuple):

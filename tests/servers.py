@@ -171,3 +171,60 @@ class CutOffProxy:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class ChatServer:
+    """A minimal OpenAI-compatible chat endpoint on 127.0.0.1, for the judge: every POST to
+    ``/v1/chat/completions`` is answered with ``answer(prompt)`` and the usage a server reports,
+    and recorded (the model asked for and the prompt), so a test sees what reached which server.
+    The judge's prompts and replies are plain text: a served model would only make its replies
+    random, where these tests need a known judge (one that rates, one that echoes)."""
+
+    def __init__(self, answer) -> None:
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        self.answer, self.asked = answer, []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        self.url = f'http://127.0.0.1:{self._server.server_address[1]}/v1'
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def _handler(self):
+        import json
+        from http.server import BaseHTTPRequestHandler
+
+        server = self
+
+        class Answer(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+                prompt = body['messages'][-1]['content']
+                with server._lock:
+                    server.asked.append((body['model'], prompt))
+                text = server.answer(prompt)
+                reply = {
+                    'choices': [
+                        {
+                            'index': 0,
+                            'message': {'role': 'assistant', 'content': text},
+                            'finish_reason': 'stop',
+                        }
+                    ],
+                    'usage': {'prompt_tokens': len(prompt.split()), 'completion_tokens': 3},
+                }
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header('Content-Type', 'application/json')
+                self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Answer
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

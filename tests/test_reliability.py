@@ -523,6 +523,119 @@ def api_setting_misspelled_is_named(tmp: Path) -> str:
     raise AssertionError('a misspelled API setting passed')
 
 
+# The LLM judge, against real chat servers on 127.0.0.1 -------------------------------------------
+
+
+def judged_predictions(tmp: Path) -> Path:
+    """A prediction folder `lveval judge` takes: three cmrc_mixup answers."""
+    records = [
+        {'pred': f'answer {i}', 'answers': [f'answer {i}'], 'input': f'question {i}'}
+        for i in range(3)
+    ]
+    return lines(tmp / 'preds' / 'cmrc_mixup_16k.jsonl', records).parent
+
+
+def judge_config(tmp: Path, name: str, path: str, url: str) -> Path:
+    config = tmp / f'{name}.py'
+    config.write_text(
+        f"judge = dict(type='LongContextAPI', abbr='judge', path={path!r}, url={url!r}, "
+        "max_seq_len=8192, tokenizer_path='cl100k_base', retry=0)\n"
+    )
+    return config
+
+
+def two_judges_under_one_name_are_asked_each(tmp: Path) -> str:
+    from servers import ChatServer
+
+    preds = judged_predictions(tmp)
+    first, second = ChatServer(lambda prompt: '[9]'), ChatServer(lambda prompt: '[2]')
+    try:
+        out = lveval('judge', preds, '--config', judge_config(tmp, 'a', 'judge-a', first.url))
+        out += lveval('judge', preds, '--config', judge_config(tmp, 'b', 'judge-b', second.url))
+    finally:
+        first.stop(), second.stop()
+    return out + f'\nthe second judge was asked {len(second.asked)} times'
+
+
+def an_echoing_judge_rates_nothing(tmp: Path) -> str:
+    from servers import ChatServer
+
+    preds = judged_predictions(tmp)
+    echo = ChatServer(lambda prompt: prompt)
+    try:
+        out = lveval('judge', preds, '--config', judge_config(tmp, 'echo', 'echo', echo.url))
+    finally:
+        echo.stop()
+    result = json.loads((preds / 'eval_result' / 'judge_result.json').read_text('utf-8'))
+    return out + '\n' + result['cmrc_mixup_16k']['judge']['problems'][0]['problem']
+
+
+def judge_counts_of_the_wrong_type_are_named(tmp: Path) -> str:
+    from servers import ChatServer
+
+    preds = judged_predictions(tmp)
+    server = ChatServer(lambda prompt: '[9]')
+    try:
+        config = judge_config(tmp, 'a', 'judge-a', server.url)
+        lveval('judge', preds, '--config', config)
+        entry = next((preds / 'eval_result' / 'judge_cache').rglob('verdicts/*/*.json'))
+        entry.write_text(json.dumps(dict(json.loads(entry.read_text()), prompt_tokens='abc')))
+        out = lveval('judge', preds, '--config', config)
+    finally:
+        server.stop()
+    result = {'score': 10.0, 'judge': {'samples': 3, 'rated': 3, 'prompt_tokens': 'abc'}}
+    run = run_folder(tmp / 'run', PLAIN_CONFIG, {'LVEval_cmrc_mixup_16k': json.dumps(result)})
+    return out + lveval('report', run)
+
+
+# lveval compare -----------------------------------------------------------------------------------
+
+
+def compared_run(tmp: Path, model: str, change=None) -> Path:
+    """A run of one model on cmrc_mixup 16k: 40 records of one data file, the details naming
+    each record as OpenCompass does, the score their mean; ``change`` edits the result."""
+    abbr = 'LVEval_cmrc_mixup_16k'
+    details = [{'example_abbr': f'{abbr}_{i}', 'score': [float(i % 2)]} for i in range(40)]
+    result = {'score': 50.0, 'details': details, 'provenance': {'data_fingerprint': 'f1'}}
+    if change:
+        change(result)
+    config = f'models = [dict(abbr={model!r})]\ndatasets = [dict(abbr={abbr!r})]\n'
+    run = run_folder(tmp / model, config, {})
+    lines(run / 'results' / model / f'{abbr}.json', []).write_text(json.dumps(result))
+    return run
+
+
+def compare_pairs_only_the_same_records(tmp: Path) -> str:
+    def later_range(result):  # records 40 to 79 of the same file (another test_range)
+        for index, detail in enumerate(result['details']):
+            detail['example_abbr'] = f'LVEval_cmrc_mixup_16k_{40 + index}'
+
+    def repeated(result):
+        result['details'][1]['example_abbr'] = result['details'][0]['example_abbr']
+
+    a = compared_run(tmp, 'a')
+    out = ''
+    for name, change in (('b', later_range), ('c', repeated), ('d', lambda r: r.update(score=3))):
+        out += lveval('compare', a, compared_run(tmp, name, change))
+    return out
+
+
+def compare_refuses_scores_outside_the_metric(tmp: Path) -> str:
+    a = compared_run(tmp, 'a')
+    out = ''
+    for name, score in (('b', -3.0), ('c', '1e400')):
+        run = compared_run(tmp, name, lambda r, score=score: r['details'][0].update(score=[score]))
+        path = run / 'results' / name / 'LVEval_cmrc_mixup_16k.json'
+        path.write_text(path.read_text().replace('"1e400"', '1e400'))
+        out += lveval('compare', a, run)
+    return out
+
+
+def compare_names_a_run_without_results(tmp: Path) -> str:
+    empty = run_folder(tmp / 'empty', PLAIN_CONFIG, {})
+    return lveval('compare', empty, compared_run(tmp, 'a'))
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -559,6 +672,12 @@ CASES = {
     'failed-rebuild': failed_rebuild_keeps_the_data,
     'api-key-unset': api_key_variable_unset_stops_before_requests,
     'api-setting-misspelled': api_setting_misspelled_is_named,
+    'judge-same-name': two_judges_under_one_name_are_asked_each,
+    'judge-echo': an_echoing_judge_rates_nothing,
+    'judge-counts': judge_counts_of_the_wrong_type_are_named,
+    'compare-other-records': compare_pairs_only_the_same_records,
+    'compare-score-range': compare_refuses_scores_outside_the_metric,
+    'compare-no-results': compare_names_a_run_without_results,
 }
 
 

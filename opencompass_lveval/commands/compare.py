@@ -1,10 +1,13 @@
 """``lveval compare``: is model A better than model B? A paired bootstrap per dataset and size.
 
 Two runs (or one run, twice, with two models) are read as a leaderboard reads them; for every
-cell both were evaluated on with the same records, the difference of the means with its 95%
-interval and whether it excludes zero, and the same for each level's Overall, with the records
-behind each; cells on different records are refused, with the reason, and cells with too few
-records or a zero-width interval get no verdict. Exits 1 when no cell could be compared.
+cell both were evaluated on with the same records (paired by which record of which data file each
+is), the difference of the means with its 95% percentile bootstrap interval and whether it
+excludes zero, and the same for each level's Overall, with the records behind each; cells on other
+records, or whose records repeat, are refused, with the reason, and cells with too few records or
+a zero-width interval get no verdict. A result whose score is not the mean of its per-record
+scores is named; a model measured on synthetic data is labelled so. Exits 1 when no cell could be
+compared.
 """
 
 from __future__ import annotations
@@ -50,12 +53,34 @@ def pick_row(path: str, model: Optional[str], flag: str):
     from ..leaderboard.runs import read_runs
 
     rows = [row for row in measured_rows(read_runs([path])) if row.results]
+    if not rows:
+        raise ReportError(
+            f'{path}: no model has results there (its runs have no result files of a benchmark: '
+            'the evaluation did not finish?); give a work or run folder with results'
+        )
     chosen = [row for row in rows if model in (None, row.model, row.label)]
     if len(chosen) != 1:
         labels = ', '.join(row.label for row in rows) or 'none'
         wanted = f'no model {model!r}' if model and not chosen else 'several models'
         raise ReportError(f'{path}: {wanted} with results (it has: {labels}); pick one with {flag}')
     return chosen[0]
+
+
+def shown_label(row) -> str:
+    """A row's label, marked where it was measured on synthetic data (as reports and boards)."""
+    from ..tables import SYNTHETIC, synthetic_label
+
+    return synthetic_label(row.label) if row.kind == SYNTHETIC else row.label
+
+
+def synthetic_lines(*rows) -> list[str]:
+    """The report's synthetic-data line, where A or B was measured on ``lveval data synth``'s
+    data."""
+    from ..report.results import synthetic_note
+    from ..tables import SYNTHETIC
+
+    synthetic = list(dict.fromkeys(row.label for row in rows if row.kind == SYNTHETIC))
+    return [synthetic_note(synthetic)] if synthetic else []
 
 
 def run(
@@ -78,13 +103,16 @@ def run(
     row_a, row_b = pick_row(run_a, model_a, '--model-a'), pick_row(run_b, model_b, '--model-b')
     found = compare_rows(row_a, row_b, resamples, seed)
     table = Table(
-        f'A = {row_a.label} ({run_a}), B = {row_b.label} ({run_b}); paired bootstrap, '
-        f'{resamples:,} resamples, seed {seed}, 95% percentile interval of A - B',
+        f'A = {shown_label(row_a)} ({run_a}), B = {shown_label(row_b)} ({run_b}); paired '
+        f'bootstrap over records, {resamples:,} resamples, seed {seed}; low, high: the 95% '
+        'percentile bootstrap interval of A - B',
         'comparison',
         HEADER,
         [c.cells + [c.verdict] for c in found],
     )
-    print(to_markdown(table))
+    lines = synthetic_lines(row_a, row_b) + [to_markdown(table)]
+    lines += [note for c in found for note in c.notes]
+    print('\n'.join(lines))
     compared = [c for c in found if c.compared]
     unclaimed = [c for c in compared if c.verdict.startswith('no verdict')]
     if unclaimed:
@@ -95,7 +123,7 @@ def run(
     if out:
         from ..atomic import write_text
 
-        write_text(Path(out) / 'comparison.md', to_markdown(table))
+        write_text(Path(out) / 'comparison.md', '\n'.join(lines) + '\n')
         write_csv(table, Path(out) / 'comparison.csv')
         print(f'wrote {Path(out) / "comparison.md"} and {Path(out) / "comparison.csv"}')
     if not compared:

@@ -1,8 +1,12 @@
 """Paired comparison of two board rows: is model A better than model B, cell by cell?
 
-Where both rows were evaluated on the same records (the same data fingerprint and record count),
-both rows' records are resampled together (one counts matrix, ``intervals``) and the interval of
-the difference of the means says whether it excludes zero. Averages a benchmark ranks by (LV-Eval's
+Where both rows were evaluated on the same records (the same data fingerprint, and every detail
+naming the same records of that data: ``example_abbr``, whatever ``test_range`` took them, none
+twice), records are paired by that name and both rows' records resampled together (one counts
+matrix, ``intervals``); the interval of the difference of the means says whether it excludes
+zero. Per-record scores are from 0 to 100 (``report.results.check_result`` refuses the file
+otherwise); where a result's own score is not the mean of its per-record scores, the cell says
+so (``notes``) and compares the per-record scores. Averages a benchmark ranks by (LV-Eval's
 Overall at a level) pool the cells' paired differences, each dataset resampled within itself.
 Cells that are not paired are refused, with the reason: a difference between different records
 would be read as a difference between models. A paired cell gets no verdict where the claim would
@@ -13,7 +17,8 @@ difference, as when both models score every record alike).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -23,6 +28,9 @@ from .board import Row
 
 HEADER = ['benchmark', 'item', 'size', 'records', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
 MIN_RECORDS = 30
+# How far a result's score may be from the mean of its per-record scores: half the last place of
+# the two decimals evaluators round to, and float noise.
+ROUNDING = 0.005 + 1e-6
 
 
 @dataclass
@@ -36,6 +44,7 @@ class Comparison:
     difference: Optional[float]
     bounds: Optional[Interval]
     verdict: str
+    notes: list[str] = field(default_factory=list)  # a side's score is not its records' mean
 
     @property
     def cells(self) -> list:
@@ -64,7 +73,8 @@ def _verdict(bounds: Interval, records: int) -> str:
 
 
 def refusal(a, b) -> Optional[str]:
-    """Why two results of one cell cannot be paired, or None when they can."""
+    """Why two results of one cell cannot be paired, or None when they can: both on the same
+    records of the same data, each named once."""
     if a is None or b is None:
         return f'refused: no result in {"A" if a is None else "B"}'
     if not a.scores or not b.scores:
@@ -74,9 +84,41 @@ def refusal(a, b) -> Optional[str]:
         return 'refused: a result records no data fingerprint, so its records are unknown'
     if prints[0] != prints[1]:
         return f'refused: different records (data fingerprints {prints[0]} and {prints[1]})'
-    if len(a.scores) != len(b.scores):
-        return f'refused: {len(a.scores)} and {len(b.scores)} records'
+    for side, result in (('A', a), ('B', b)):
+        if result.record_ids is None:
+            return (
+                f'refused: the details of {side} do not name their records (example_abbr), so '
+                'they cannot be paired record by record'
+            )
+        name, times = Counter(result.record_ids).most_common(1)[0]
+        if times > 1:
+            return f'refused: record {name} is in the details of {side} {times} times'
+    common = len(set(a.record_ids) & set(b.record_ids))
+    if common != len(a.record_ids) or common != len(b.record_ids):
+        return (
+            f'refused: other records of the same data ({len(a.record_ids)} in A, '
+            f'{len(b.record_ids)} in B, {common} in common: another test_range?)'
+        )
     return None
+
+
+def paired_scores(a, b) -> np.ndarray:
+    """(2, records): A's per-record scores and B's of the same records, in A's order."""
+    by_name = dict(zip(b.record_ids, b.scores))
+    return np.array([a.scores, [by_name[name] for name in a.record_ids]], dtype=float)
+
+
+def score_notes(metric: str, values: list, pair) -> list[str]:
+    """A line per side whose result's own ``metric`` is not the mean of its per-record scores."""
+    notes = []
+    for side, value, result in zip('AB', values, pair):
+        mean = float(np.mean(result.scores))
+        if value is not None and abs(value - mean) > ROUNDING:
+            notes.append(
+                f'{side}: {result.path}: {metric} {value:g} is not the mean of its '
+                f'{len(result.scores)} per-record scores ({mean:.2f}); compared on the records'
+            )
+    return notes
 
 
 def compare_rows(
@@ -98,9 +140,17 @@ def compare_rows(
                 for row in (row_a, row_b)
             ]
             pair = records_a.get(cell), records_b.get(cell)
-            found.append(
-                _compare_cell(benchmark.name, cell, pair, values, differences, resamples, seed)
+            compared = _compare_cell(
+                benchmark.name, cell, pair, values, differences, resamples, seed
             )
+            if compared.compared:
+                compared.notes = score_notes(benchmark.interval_metric, values, pair)
+            if compared.notes:
+                sides = ' and '.join(note[0] for note in compared.notes)
+                compared.verdict += (
+                    f'; {sides}: {benchmark.interval_metric} is not the mean of the records'
+                )
+            found.append(compared)
         for item, size, members in benchmark.pooled_cells(cells):
             found.append(
                 _compare_pooled(
@@ -117,10 +167,11 @@ def _compare_cell(benchmark, cell, pair, values, differences, resamples, seed) -
     if reason:
         records = None if a is None else len(a.scores)
         return Comparison(benchmark, *cell, records, *values, None, None, reason)
-    means = bootstrap_means(np.stack([a.scores, b.scores]), resamples, seed, (benchmark, *cell))
+    scores = paired_scores(a, b)
+    means = bootstrap_means(scores, resamples, seed, (benchmark, *cell))
     differences[cell] = means[0] - means[1]
     bounds = interval(differences[cell])
-    difference = float(np.mean(a.scores) - np.mean(b.scores))
+    difference = float(np.mean(scores[0]) - np.mean(scores[1]))
     records = len(a.scores)
     return Comparison(
         benchmark, *cell, records, *values, difference, bounds, _verdict(bounds, records)

@@ -34,6 +34,12 @@ class Result:
     values: dict  # the result JSON without per-sample details
     scores: Optional[list[float]] = None  # per-record scores from the details (%), in order
     depths: Optional[list] = None  # per record, where its answer is (``record_depths``)
+    # per record, which record of the data it is (``record_ids``), in the order of ``scores``
+    record_ids: Optional[list[str]] = None
+
+    @property
+    def path(self) -> Path:
+        return self.run / 'results' / self.model / f'{self.dataset}.json'
 
     @property
     def provenance(self) -> dict:
@@ -164,6 +170,7 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                     plain = benchmark.split_abbr(dataset) is not None
                     if plain or benchmark.keeps_variant(dataset):
                         result.scores = benchmark.record_scores(values)
+                        result.record_ids = record_ids(values)
                     if not plain:
                         continue
                     key = (dataset, result.provenance.get('data_fingerprint'))
@@ -173,6 +180,19 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                 results.append(result)
     models, asked = _read_configs(folder)
     return Run(folder, results, models, asked)
+
+
+def record_ids(result: dict) -> Optional[list[str]]:
+    """Which record of its data each detail is: OpenCompass names it ``{dataset abbr}_{index in
+    the data file}`` (``example_abbr``), whatever part of the file a ``test_range`` took; None
+    unless every detail names one."""
+    details = result.get('details')
+    if not isinstance(details, list) or not details:
+        return None
+    names = [d.get('example_abbr') if isinstance(d, dict) else None for d in details]
+    if all(isinstance(name, str) for name in names):
+        return names
+    return None
 
 
 def _run_folders(path: Path) -> list[Path]:

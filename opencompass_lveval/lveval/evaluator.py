@@ -143,6 +143,7 @@ class LVEvalJudgeEvaluator(LVEvalEvaluator):
         verdicts = judge.rate_all(prompts)
         result.update(summarise_judge(verdicts, judge))
         result['provenance']['judge'] = judge.name
+        result['provenance']['judge_settings'] = judge.digest
         for detail, verdict in zip(result['details'], verdicts):
             detail['judge_rating'] = verdict.rating
             detail['judge_problem'] = verdict.problem

@@ -51,6 +51,10 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     tables += usage_tables(run, labels) + judge_tables(shown)
     markdown = out / 'long_context_report.md'
     note = [synthetic_note(synthetic)] if synthetic else []
+    if any(table.intervals for table in tables):
+        from ..intervals import BRACKETS_NOTE, RESAMPLES
+
+        note.append(BRACKETS_NOTE.format(resamples=RESAMPLES) + '\n')
     write_text(markdown, '\n'.join(note + [to_markdown(t) for t in tables]))
     written.append(markdown)
     stems = (table.stem.replace(SYNTHETIC_MARK, '') for table in tables)

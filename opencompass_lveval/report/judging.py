@@ -8,12 +8,36 @@ shows too, with the counts that say why: OpenCompass's summary then has only an 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
+from ..errors import ReportError
 from ..tables import Table, number
 
 COUNTS = ('samples', 'rated', 'unparseable', 'failed')
 TOKENS = ('prompt_tokens', 'completion_tokens')
+
+
+def check_judge_record(path: Path, result: dict) -> None:
+    """A result's judge record (each replica's, where it holds ``samples``): its counts and
+    tokens whole numbers >= 0 and its cost a number >= 0, else an error naming the file."""
+    kept = result.get('judge')
+    for record in kept if isinstance(kept, list) else [kept]:
+        if not isinstance(record, dict) or 'samples' not in record:
+            continue
+        for key in (*COUNTS, *TOKENS, 'cached'):
+            value = record.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ReportError(
+                    f'{path}: judge.{key} is {value!r}, not a whole number >= 0; judge the run '
+                    'again or remove the file'
+                )
+        cost = record.get('cost_usd')
+        if cost is not None and (number(cost) is None or cost < 0):
+            raise ReportError(
+                f'{path}: judge.cost_usd is {cost!r}, not a number >= 0; judge the run again or '
+                'remove the file'
+            )
 
 
 def judge_records(results: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
@@ -32,6 +56,7 @@ def judge_records(results: dict[str, dict[str, dict]]) -> dict[str, dict[str, di
 
 def _summed(replicas: list[dict]) -> dict:
     record: dict = {'model': replicas[0].get('model')}
+    record['settings_digest'] = replicas[0].get('settings_digest')
     for key in COUNTS + TOKENS:
         record[key] = sum(int(number(r.get(key)) or 0) for r in replicas)
     costs = [number(r.get('cost_usd')) for r in replicas]
@@ -61,16 +86,28 @@ def judge_tables(results: dict[str, dict[str, dict]]) -> list[Table]:
             groups.setdefault(dataset_of(abbr), []).append(record)
         rows = [_row(name, group) for name, group in groups.items()]
         rows.append(_row('all', list(records.values())))
-        judges = sorted({str(r.get('model')) for r in records.values()})
         tables.append(
             Table(
-                f'LLM judge ({", ".join(judges)}) of {model}: rated, unparseable, failed, cost',
+                f'LLM judge ({", ".join(judge_labels(records.values()))}) of {model}: rated, '
+                'unparseable, failed, cost',
                 f'judge_counts_{model}',
                 ['dataset', *COUNTS, 'prompt tokens', 'completion tokens', 'cost (USD)'],
                 rows,
             )
         )
     return tables
+
+
+def judge_labels(records) -> list[str]:
+    """The judges' names; judges of other settings under one name are told apart by their
+    settings digests (results from before the digest show none)."""
+    by_name: dict[str, set[str]] = {}
+    for record in records:
+        by_name.setdefault(str(record.get('model')), set()).add(str(record.get('settings_digest')))
+    return sorted(
+        name if len(digests) == 1 else f'{name} [settings {", ".join(sorted(digests))}]'
+        for name, digests in by_name.items()
+    )
 
 
 def _row(label: str, records: list[dict]) -> list:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import re
+import sys
 from pathlib import Path
 
 from ..errors import ReportError
@@ -43,29 +45,56 @@ def _refuse_constant(name: str):
     raise ValueError(f'{name} is not a number JSON allows')
 
 
+def _too_large(literal: str) -> ValueError:
+    shown = literal if len(literal) <= 40 else f'{literal[:40]}...'
+    return ValueError(f'the number {shown} is too large for a float')
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise _too_large(literal)
+    return value
+
+
+def _float_sized_int(literal: str) -> int:
+    value = int(literal)
+    if abs(value) > sys.float_info.max:
+        raise _too_large(literal)
+    return value
+
+
+def load_json(text: str):
+    """JSON as results hold it: NaN, Infinity and numbers too large for a float (``1e400``,
+    which Python reads as infinity) are refused, so every number read is a finite float."""
+    return json.loads(
+        text,
+        parse_constant=_refuse_constant,
+        parse_float=_finite_float,
+        parse_int=_float_sized_int,
+    )
+
+
 def check_result(path: Path, result) -> dict:
     """A result file's content, checked: a JSON object whose metrics (those the benchmark of its
-    dataset reports) are finite numbers from 0 to 100 and whose provenance is an object (or one
-    per replica); anything else is an error naming the file, so a broken or forged file never
-    becomes a silent wrong score or a row without its data fingerprint."""
+    dataset reports) and per-record scores are numbers from 0 to 100, whose judge record (where
+    an LLM judge rated it) holds counts that are whole numbers, and whose provenance is an object
+    (or one per replica); anything else is an error naming the file, so a broken or forged file
+    never becomes a silent wrong score or a row without its data fingerprint."""
     from .. import benchmarks
+    from .judging import check_judge_record
 
     if not isinstance(result, dict):
         raise ReportError(
             f'{path} holds {type(result).__name__}, not a result object; re-run its evaluation'
         )
     for benchmark in benchmarks.BENCHMARKS:
-        if benchmark.split_abbr(path.stem) is None:
-            continue
-        for metric in benchmark.result_metrics:
-            value = result.get(metric)
-            if value is None:
-                continue
-            if number(value) is None or not 0 <= value <= 100:
-                raise ReportError(
-                    f'{path}: {metric} is {value!r}, not a number from 0 to 100; re-run its '
-                    'evaluation or remove the file'
-                )
+        plain = benchmark.split_abbr(path.stem) is not None
+        if plain:
+            _check_metrics(path, result, benchmark.result_metrics)
+        if plain or benchmark.keeps_variant(path.stem):
+            _check_record_scores(path, benchmark.record_scores(result) or [])
+    check_judge_record(path, result)
     provenance = result.get('provenance', {})
     replicas = provenance if isinstance(provenance, list) else [provenance]
     if not all(isinstance(replica, dict) for replica in replicas):
@@ -76,12 +105,34 @@ def check_result(path: Path, result) -> dict:
     return result
 
 
+def _check_metrics(path: Path, result: dict, metrics) -> None:
+    for metric in metrics:
+        value = result.get(metric)
+        if value is None:
+            continue
+        if number(value) is None or not 0 <= value <= 100:
+            raise ReportError(
+                f'{path}: {metric} is {value!r}, not a number from 0 to 100; re-run its '
+                'evaluation or remove the file'
+            )
+
+
+def _check_record_scores(path: Path, scores: list[float]) -> None:
+    """Per-record scores (in percent, as ``record_scores`` gives them) from 0 to 100."""
+    for index, score in enumerate(scores):
+        if not 0 <= score <= 100:
+            raise ReportError(
+                f'{path}: the score of record {index} in its details is {score:g}% (in percent), '
+                'not from 0 to 100; re-run its evaluation or remove the file'
+            )
+
+
 def read_results(run: Path) -> dict[str, dict[str, dict]]:
     """model -> dataset abbr -> the result JSON OpenCompass wrote, checked (``check_result``)."""
     results: dict[str, dict[str, dict]] = {}
     for path in sorted((run / 'results').glob('*/*.json')):
         try:
-            found = json.loads(path.read_text(encoding='utf-8'), parse_constant=_refuse_constant)
+            found = load_json(path.read_text(encoding='utf-8'))
         except (ValueError, UnicodeDecodeError) as exc:
             raise ReportError(f'{path} is not valid JSON ({exc}); re-run its evaluation') from exc
         results.setdefault(path.parent.name, {})[path.stem] = check_result(path, found)

@@ -2,10 +2,12 @@
 
 OpenCompass's eval stage skips every dataset whose result file exists, so on a finished work
 folder it would do nothing. ``JudgePartitioner`` and ``JudgeEvalTask`` count a result as done only
-when it holds the judge's keys (``judge``): keyword-only results are scored again (the keyword
-keys come out unchanged, the judge's are added), judged ones are left alone, so a killed judge run
-resumes where it stopped (and the judge's own cache spares the samples it had rated). Result files
-are written atomically.
+when it holds the keys of the judge the dataset's evaluator names (``judge``, whose settings digest
+is this judge's): keyword-only results are scored again (the keyword keys come out unchanged, the
+judge's are added), and so are results of another judge, even one under the same name, or of a
+judge from before results named their judge's settings; results of this judge are left alone, so
+a killed judge run resumes where it stopped (and the judge's own cache spares the samples it had
+rated). Result files are written atomically.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os.path as osp
 import time
 from pathlib import Path
+from typing import Optional
 
 from mmengine.config import Config
 from opencompass.partitioners import NaivePartitioner
@@ -25,17 +28,37 @@ from opencompass.tasks.openicl_eval import OpenICLEvalTask
 from opencompass.utils import get_infer_output_path
 
 from opencompass_lveval.atomic import atomic_open
+from opencompass_lveval.evaluators.judge import (
+    GPT4_0613_JUDGE,
+    MAX_OUT_LEN,
+    judge_settings,
+    settings_digest,
+)
 
 JUDGED = 'judge'  # the key LVEvalJudgeEvaluator adds to a result
 
 
-def judged(path: str | Path) -> bool:
-    """Whether a result file exists and holds the judge's keys."""
+def judge_of(dataset_cfg) -> str:
+    """The settings digest of the judge a dataset's evaluator names (the paper's where it names
+    none), as ``LVEvalJudgeEvaluator`` builds it."""
+    evaluator = (dataset_cfg.get('eval_cfg') or {}).get('evaluator') or {}
+    config = evaluator.get('judge')
+    config = dict(config) if config is not None else GPT4_0613_JUDGE
+    return settings_digest(judge_settings(config, evaluator.get('max_out_len', MAX_OUT_LEN)))
+
+
+def judged(path: str | Path, digest: Optional[str] = None) -> bool:
+    """Whether a result file exists and holds the keys of the judge with settings ``digest``
+    (every replica's, where OpenCompass keeps one per replica; any judge's where None)."""
     try:
         result = json.loads(Path(path).read_text(encoding='utf-8'))
     except (OSError, ValueError):
         return False
-    return isinstance(result, dict) and JUDGED in result
+    found = result.get(JUDGED) if isinstance(result, dict) else None
+    replicas = found if isinstance(found, list) else [found]
+    return bool(replicas) and all(
+        isinstance(r, dict) and digest in (None, r.get('settings_digest')) for r in replicas
+    )
 
 
 @PARTITIONERS.register_module()
@@ -50,7 +73,7 @@ class JudgePartitioner(NaivePartitioner):
                 chunks = [
                     dataset
                     for dataset in combination['datasets']
-                    if not judged(get_infer_output_path(model, dataset, out_dir))
+                    if not judged(get_infer_output_path(model, dataset, out_dir), judge_of(dataset))
                 ]
                 for start in range(0, len(chunks), self.n):
                     tasks.append(
@@ -82,7 +105,7 @@ class JudgeEvalTask(OpenICLEvalTask):
                 out_path = get_infer_output_path(
                     model_cfg, dataset_cfg, osp.join(self.work_dir, 'results')
                 )
-                if not judged(out_path):
+                if not judged(out_path, judge_of(dataset_cfg)):
                     self._score()
 
     def _save_results(self, result):

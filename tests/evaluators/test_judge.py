@@ -3,16 +3,21 @@ Spearman on literal values, and the judge's cache resuming a killed run.
 
 The judge model here is a small object whose ``chat`` answers from a fixed table keyed by the
 prompt, with ``LongContextAPI.chat``'s signature and reply shape. That is acceptable only for
-this unit layer (the evaluator's logic: prompts, parsing, counting, caching, cost); the end-to-end
-run against a real OpenAI-compatible server is a separate test.
+this unit layer (the evaluator's logic: prompts, parsing, counting, caching, cost). What decides
+a verdict, and a judge that echoes its prompt, are tested against real HTTP servers on 127.0.0.1
+(``servers.ChatServer``) through ``LongContextAPI``; the end-to-end run against a served model is
+in tests/models/test_api_server.py.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 
 import pytest
+from servers import ChatServer
 
 from opencompass_lveval.errors import ApiError
 from opencompass_lveval.evaluators.judge import (
@@ -23,6 +28,7 @@ from opencompass_lveval.evaluators.judge import (
     parse_rating,
     spearman,
     summarise,
+    verdict_key,
 )
 from opencompass_lveval.lveval.tasks import (
     JUDGE_FACTRECALL_PROMPT,
@@ -140,6 +146,36 @@ def test_anything_else_is_unparseable_and_says_why(reply, problem):
     rating = parse_rating(reply)
     assert rating.value is None
     assert rating.problem == problem
+
+
+FORMAT_LINE = (
+    'You must rate the response on a scale of 0 to 10 by strictly following this format: '
+    '"[rating]", for example: "[5]".'
+)
+
+
+@pytest.mark.parametrize(
+    'reply, rating, problem',
+    [
+        (
+            FORMAT_LINE,
+            None,
+            'no [n] rating of its own: its only [n] is in text copied from the prompt',
+        ),
+        (f'{FORMAT_LINE}\n[8]', 8, None),
+        (f'As asked ({FORMAT_LINE}) my rating is [3].', 3, None),
+        # The response's own bracket, quoted, is no rating; a bare [2] answer line is one.
+        ('The response says "see note [4] below" and misses the answer. [1]', 1, None),
+        ('[2]', 2, None),
+    ],
+)
+def test_an_echo_of_the_prompt_is_no_rating(reply, rating, problem):
+    prompt = prompts('see note [4] below\n[2]')[0]
+    assert FORMAT_LINE in prompt
+    found = parse_rating(reply, prompt)
+    assert (found.value, found.problem) == (rating, problem)
+    # Without the prompt the format example reads as a rating: what the echo cut prevents.
+    assert parse_rating(FORMAT_LINE).value == 5
 
 
 def test_spearman_with_ties_on_literal_values():
@@ -296,3 +332,121 @@ def test_the_evaluator_refuses_an_unknown_dataset():
 
     with pytest.raises(ValueError, match='Unknown LV-Eval dataset'):
         LVEvalJudgeEvaluator('cmrc')
+
+
+def test_a_damaged_cache_entry_is_asked_again_and_counted(tmp_path):
+    asked = prompts('good', 'fair')
+    Judge(CONFIG, tmp_path, model=TableJudge(REPLIES), concurrency=1).rate_all(asked)
+    (entry,) = [p for p in (tmp_path / 'verdicts').rglob('*.json') if '[9]' in p.read_text()]
+    stored = json.loads(entry.read_text())
+    entry.write_text(json.dumps(dict(stored, prompt_tokens='abc')))
+    again = TableJudge(REPLIES)
+    judge = Judge(CONFIG, tmp_path, model=again, concurrency=1)
+    verdicts = judge.rate_all(asked)
+    assert again.calls == ['good'] and [v.rating for v in verdicts] == [9, 5]
+    info = summarise(verdicts, judge)
+    assert info['judge']['damaged_cache_entries'] == 1
+    assert info['judge']['damaged_cache_files'] == [
+        f"{entry}: prompt_tokens is 'abc', not a whole number >= 0"
+    ]
+    assert info['judge_diagnostics'].endswith(', 1 damaged cache entries asked again')
+    assert json.loads(entry.read_text())['prompt_tokens'] == 100 + len('good')  # rewritten
+
+
+# Against real HTTP servers on 127.0.0.1 ----------------------------------------------------------
+
+
+def served_judge(path: str, server: ChatServer, **settings) -> dict:
+    return dict(
+        type='LongContextAPI',
+        abbr='judge',  # the same name for every judge here
+        path=path,
+        url=server.url,
+        max_seq_len=8192,
+        tokenizer_path='cl100k_base',
+        retry=0,
+        **settings,
+    )
+
+
+@pytest.fixture
+def servers():
+    started = {
+        'nine': ChatServer(lambda prompt: 'Rating: [9]'),
+        'two': ChatServer(lambda prompt: '[2]'),
+        'echo': ChatServer(lambda prompt: prompt),
+        'echo-then-rate': ChatServer(lambda prompt: f'{prompt}\n\n[8]'),
+    }
+    yield started
+    for server in started.values():
+        server.stop()
+
+
+def old_format_key(name: str, prompt: str) -> str:
+    """How verdicts were keyed before they knew the judge's settings: its name alone."""
+    request = {'model': name, 'prompt': prompt, 'max_out_len': 64, 'temperature': 0.0}
+    return hashlib.sha256(json.dumps(request, ensure_ascii=False).encode()).hexdigest()
+
+
+def test_two_judges_under_one_name_never_share_a_verdict(tmp_path, servers):
+    asked = prompts('good', 'fair', 'odd')
+    cache = tmp_path / 'judge_cache' / 'judge'
+    # A verdict of the old format ([5], keyed by the name alone) is never read.
+    key = old_format_key('judge', asked[0])
+    old = cache / 'verdicts' / key[:2] / f'{key}.json'
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({'reply': '[5]', 'prompt_tokens': 1, 'completion_tokens': 1}))
+
+    first = Judge(served_judge('judge-a', servers['nine']), cache)
+    assert [v.rating for v in first.rate_all(asked)] == [9, 9, 9]
+    assert sorted(servers['nine'].asked) == sorted(('judge-a', p) for p in asked)
+    # Another model on another server, under the same name: asked, its own ratings.
+    second = Judge(served_judge('judge-b', servers['two']), cache)
+    verdicts = second.rate_all(asked)
+    assert [(v.rating, v.cached) for v in verdicts] == [(2, False)] * 3
+    assert len(servers['two'].asked) == 3
+    assert second.digest != first.digest
+    assert summarise(verdicts, second)['judge']['settings_digest'] == second.digest
+    # The second model's name at the first server: the endpoint decides too, and the request
+    # cache of judge-b's replies at the other server is not this judge's.
+    third = Judge(served_judge('judge-b', servers['nine']), cache)
+    assert [v.rating for v in third.rate_all(asked)] == [9, 9, 9]
+    assert len(servers['nine'].asked) == 6
+    # So do the generation settings: a longer reply allowance is another judge.
+    longer = Judge(served_judge('judge-a', servers['nine']), cache, max_out_len=128)
+    assert [v.cached for v in longer.rate_all(asked)] == [False] * 3
+    # The first judge again: every verdict from its cache, nothing asked.
+    before = len(servers['nine'].asked)
+    again = Judge(served_judge('judge-a', servers['nine'], prices=PRICES, timeout=5), cache)
+    assert [(v.rating, v.cached) for v in again.rate_all(asked)] == [(9, True)] * 3
+    assert len(servers['nine'].asked) == before
+    assert json.loads(old.read_text())['reply'] == '[5]'  # left as it was, never read
+
+
+def test_an_old_format_entry_under_a_new_key_is_not_read(tmp_path, servers):
+    """An entry at the key looked up but without that key inside (the old record shape) is
+    damaged: asked again, never read."""
+    asked = prompts('good')
+    judge = Judge(served_judge('judge-a', servers['two']), tmp_path)
+    path = judge.cache.path(verdict_key(judge.digest, asked[0]))
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({'reply': '[5]', 'prompt_tokens': 1, 'completion_tokens': 1}))
+    (verdict,) = judge.rate_all(asked)
+    assert (verdict.rating, verdict.cached) == (2, False)
+    assert verdict.damaged_entry == f'{path} holds another key than its name (None)'
+
+
+def test_a_judge_that_echoes_the_prompt_rates_nothing_of_its_own(tmp_path, servers):
+    asked = prompts('good', 'fair')
+    echo = Judge(served_judge('echo', servers['echo']), tmp_path)
+    verdicts = echo.rate_all(asked)
+    assert [v.rating for v in verdicts] == [None, None]  # never the prompt's example [5]
+    assert verdicts[0].reply == asked[0]
+    result = summarise(verdicts, echo)
+    assert 'judge_score' not in result
+    assert result['judge']['unparseable'] == 2
+    assert result['judge']['problems'][0]['problem'] == (
+        'no [n] rating of its own: its only [n] is in text copied from the prompt'
+    )
+    rated = Judge(served_judge('echo-then-rate', servers['echo-then-rate']), tmp_path)
+    assert [v.rating for v in rated.rate_all(asked)] == [8, 8]

@@ -1,5 +1,6 @@
 """Intervals on the board and ``lveval compare``, on two demo-like runs: every LV-Eval subset
-with per-record details and a data fingerprint, as the evaluators write them."""
+with per-record details (each naming its record, ``example_abbr``, as OpenCompass's evaluation
+does) and a data fingerprint, as the evaluators write them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from opencompass_lveval.leaderboard.board import measured_rows
 from opencompass_lveval.leaderboard.compare import compare_rows
 from opencompass_lveval.leaderboard.runs import read_runs
 from opencompass_lveval.lveval.metrics import subset_score
-from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME
 
 LEVELS_SHOWN = LEVELS[:2]
 
@@ -55,7 +56,10 @@ def demo_like_run(work, stamp, model, chance, fingerprint='v1', records=40, seed
                 json.dumps(
                     {
                         'score': subset_score(found),
-                        'details': [{'score': s, 'answer': 'x'} for s in found],
+                        'details': [
+                            {'example_abbr': f'{task.abbr(level)}_{i}', 'score': s, 'answer': 'x'}
+                            for i, s in enumerate(found)
+                        ],
                         'provenance': {'package_version': '0.9', 'data_fingerprint': fingerprint},
                     }
                 )
@@ -156,6 +160,119 @@ def test_board_intervals_in_every_format(tmp_path):
     assert rows[-1]['intervals'] == 'none: published numbers have no per-record scores'
     page = written[3].read_text()
     assert f'data-interval="[{low:.2f}, {high:.2f}]"' in page and 'class="error-bar"' in page
+
+
+def edit(run, model, abbr, change):
+    """Rewrite one result file of a run with ``change(result)``."""
+    path = run / 'results' / model / f'{abbr}.json'
+    result = json.loads(path.read_text())
+    change(result)
+    path.write_text(json.dumps(result))
+    return path
+
+
+def cell_verdicts(run_a, run_b) -> dict:
+    row_a, row_b = (measured_rows(read_runs([run]))[0] for run in (run_a, run_b))
+    return {(c.item, c.size): c for c in compare_rows(row_a, row_b)}
+
+
+CMRC = TASKS_BY_NAME['cmrc_mixup'].abbr('16k')
+
+
+def test_records_are_paired_by_which_record_they_are_not_by_position(tmp_path):
+    run_a, _ = demo_like_run(tmp_path / 'a', '20260101_000000', 'a', lambda t, lv: 0.5)
+    # B: the same records, scored alike, listed in the other order: paired by name they agree
+    # on every record (by position they would not).
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.5)
+    edit(run_b, 'b', CMRC, lambda r: r['details'].reverse())
+    same = cell_verdicts(run_a, run_b)['cmrc_mixup', '16k']
+    assert same.difference == 0 and same.bounds == (0, 0) and same.records == 40
+
+    # Another test_range of the same file: the same fingerprint and count, other records.
+    def later_records(result):
+        for index, detail in enumerate(result['details']):
+            detail['example_abbr'] = f'{CMRC}_{40 + index}'
+
+    edit(run_b, 'b', CMRC, later_records)
+    assert cell_verdicts(run_a, run_b)['cmrc_mixup', '16k'].verdict == (
+        'refused: other records of the same data (40 in A, 40 in B, 0 in common: another '
+        'test_range?)'
+    )
+
+    def repeated(result):
+        result['details'][1]['example_abbr'] = result['details'][0]['example_abbr']
+
+    edit(run_b, 'b', CMRC, repeated)
+    assert cell_verdicts(run_a, run_b)['cmrc_mixup', '16k'].verdict == (
+        f'refused: record {CMRC}_40 is in the details of B 2 times'
+    )
+    edit(run_b, 'b', CMRC, lambda r: [d.pop('example_abbr') for d in r['details']])
+    found = cell_verdicts(run_a, run_b)
+    assert found['cmrc_mixup', '16k'].verdict == (
+        'refused: the details of B do not name their records (example_abbr), so they cannot be '
+        'paired record by record'
+    )
+    assert found['Overall', '16k'].verdict == 'refused: 1 of 11 members not paired'
+    assert found['cmrc_mixup', '32k'].verdict.startswith('no verdict: the interval has zero')
+
+
+def test_a_score_that_is_not_the_mean_of_its_records_is_said(tmp_path, capsys):
+    run_a, _ = demo_like_run(tmp_path / 'a', '20260101_000000', 'a', lambda t, lv: 0.8)
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.2, seed=1)
+    path = edit(run_a, 'a', CMRC, lambda r: r.update(score=3.0))
+    assert main(['compare', str(run_a), str(run_b), '--out', str(tmp_path / 'out')]) == 0
+    printed = capsys.readouterr().out
+    mean = subset_score([d['score'] for d in json.loads(path.read_text())['details']])
+    note = (
+        f'A: {path}: score 3 is not the mean of its 40 per-record scores ({mean:.2f}); compared '
+        'on the records'
+    )
+    assert note in printed.splitlines()
+    assert note in (tmp_path / 'out' / 'comparison.md').read_text()
+    line = next(line for line in printed.splitlines() if '| lveval | cmrc_mixup | 16k |' in line)
+    assert line.startswith('| lveval | cmrc_mixup | 16k | 40 | 3.00 |')
+    assert 'A better (interval excludes 0); A: score is not the mean of the records |' in line
+    assert printed.count('is not the mean of its') == 1  # every other score is its records' mean
+
+
+def test_compare_names_the_file_of_scores_no_metric_can_hold(tmp_path, capsys):
+    run_a, _ = demo_like_run(tmp_path / 'a', '20260101_000000', 'a', lambda t, lv: 0.5)
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.5)
+    path = edit(run_a, 'a', CMRC, lambda r: [d.update(score=-3.0) for d in r['details']])
+    assert main(['compare', str(run_a), str(run_b)]) == 2
+    assert (
+        f'{path}: the score of record 0 in its details is -300% (in percent), not from 0 to 100'
+        in capsys.readouterr().err
+    )
+    path.write_text(path.read_text().replace('-3.0', '1e400'))
+    assert main(['compare', str(run_a), str(run_b)]) == 2
+    assert f'{path} is not valid JSON (the number 1e400 is too large' in capsys.readouterr().err
+
+
+def test_a_run_folder_without_results_is_named_not_called_several_models(tmp_path, capsys):
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.5)
+    empty = tmp_path / 'empty' / '20260101_000000'
+    (empty / 'configs').mkdir(parents=True)
+    (empty / 'configs' / 'c.py').write_text("models = [dict(abbr='m')]\ndatasets = []\n")
+    assert main(['compare', str(empty), str(run_b)]) == 2
+    err = capsys.readouterr().err
+    assert f'{empty}: no model has results there' in err and 'several' not in err
+
+
+def test_compare_says_when_a_run_used_synthetic_data(tmp_path, capsys):
+    run_a, _ = demo_like_run(tmp_path / 'a', '20260101_000000', 'a', lambda t, lv: 0.8)
+    run_b, _ = demo_like_run(tmp_path / 'b', '20260101_000000', 'b', lambda t, lv: 0.2, seed=1)
+    assert main(['compare', str(run_a), str(run_b)]) == 0
+    assert 'synthetic' not in capsys.readouterr().out
+    edit(run_b, 'b', CMRC, lambda r: r['provenance'].update(data_origin='synthetic'))
+    assert main(['compare', str(run_a), str(run_b), '--out', str(tmp_path / 'out')]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(
+        '**Synthetic data**: b were measured on the data of `lveval data synth`; these numbers '
+        'test the pipeline, not the models'
+    )
+    assert 'A = a (' in printed and 'B = b (synthetic data) (' in printed
+    assert (tmp_path / 'out' / 'comparison.md').read_text().startswith('**Synthetic data**: b')
 
 
 @pytest.mark.slow

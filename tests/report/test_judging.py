@@ -1,7 +1,13 @@
 """The judge's counts per dataset, from literal result records: a judge that rated nothing is
 counted and named, not left as an empty cell."""
 
+import json
+
+import pytest
+
+from opencompass_lveval.errors import ReportError
 from opencompass_lveval.report.judging import judge_tables, unrated_lines
+from opencompass_lveval.report.results import read_results
 
 
 def judged(samples, rated, unparseable, failed, cost=None, tokens=(0, 0)) -> dict:
@@ -76,3 +82,36 @@ def test_lveval_report_has_the_judge_section(tmp_path):
     counts = run / 'summary' / 'judge_counts_model-a.csv'
     assert counts in written
     assert counts.read_text().splitlines()[-1] == 'all,40,0,40,0,0,0,0.5'
+
+
+def test_judges_of_other_settings_under_one_name_are_told_apart():
+    results = {
+        'm': {
+            'LVEval_cmrc_mixup_16k': judged(10, 10, 0, 0),
+            'LVEval_cmrc_mixup_32k': judged(10, 10, 0, 0),
+        }
+    }
+    results['m']['LVEval_cmrc_mixup_16k']['judge']['settings_digest'] = 'aaaa'
+    results['m']['LVEval_cmrc_mixup_32k']['judge']['settings_digest'] = 'bbbb'
+    (table,) = judge_tables(results)
+    assert table.name.startswith('LLM judge (served-judge [settings aaaa, bbbb]) of m:')
+    results['m']['LVEval_cmrc_mixup_32k']['judge']['settings_digest'] = 'aaaa'
+    assert judge_tables(results)[0].name.startswith('LLM judge (served-judge) of m:')
+
+
+@pytest.mark.parametrize(
+    'key, value',
+    [('prompt_tokens', 'abc'), ('rated', 2.5), ('failed', True), ('samples', -1)],
+)
+def test_a_judge_count_that_is_no_whole_number_is_named_with_its_file(tmp_path, key, value):
+    path = tmp_path / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json'
+    path.parent.mkdir(parents=True)
+    result = judged(10, 10, 0, 0)
+    result['judge'][key] = value
+    path.write_text(json.dumps(result))
+    with pytest.raises(ReportError) as caught:
+        read_results(tmp_path)
+    assert str(caught.value) == (
+        f'{path}: judge.{key} is {value!r}, not a whole number >= 0; judge the run again or '
+        'remove the file'
+    )

@@ -4,6 +4,7 @@ per-sample results imply, and missing results give clear errors."""
 import csv
 import json
 import random
+import re
 
 import pytest
 from parity_data import REPO
@@ -121,6 +122,12 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert 'tsort' not in ' '.join(names)  # no TSort results, no TSort table or plot
     markdown = (run / 'summary' / 'long_context_report.md').read_text()
     assert '| model | 16k | 32k | 64k | 128k | 256k | avg |' in markdown
+    # What the brackets beside the numbers are, said once before the tables.
+    assert markdown.startswith(
+        '[low, high]: 95% percentile bootstrap interval over records (1,000 seeded resamples); '
+        'averages over datasets resample within each dataset.\n'
+    )
+    assert re.search(r'\| \d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] \|', markdown)
 
 
 def percent_scores(results):
@@ -186,6 +193,30 @@ def test_unreadable_result_file_is_named(tmp_path):
     (run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json').write_text('{broken')
     with pytest.raises(ReportError, match='LVEval_cmrc_mixup_16k.json is not valid JSON'):
         write_report(run)
+
+
+@pytest.mark.parametrize(
+    'text, message',
+    [
+        # Python reads 1e400 as infinity, which no table can round.
+        (
+            '{"score": 50.0, "details": [{"score": [1e400]}]}',
+            'LVEval_cmrc_mixup_16k.json is not valid JSON (the number 1e400 is too large',
+        ),
+        ('{"score": 1' + '0' * 400 + '}', 'the number 1000000000000000000000000000000000000000...'),
+        (
+            '{"score": 50.0, "details": [{"score": [0.5]}, {"score": [-3.0]}]}',
+            'LVEval_cmrc_mixup_16k.json: the score of record 1 in its details is -300% (in '
+            'percent), not from 0 to 100',
+        ),
+    ],
+)
+def test_numbers_no_table_can_hold_are_named_with_their_file(tmp_path, text, message):
+    run, _ = recorded_run(tmp_path, models=('m',))
+    (run / 'results' / 'm' / 'LVEval_cmrc_mixup_16k.json').write_text(text)
+    with pytest.raises(ReportError) as caught:
+        write_report(run)
+    assert message in str(caught.value)
 
 
 def test_the_summary_prints_one_table_and_where_the_report_is(tmp_path, capsys):

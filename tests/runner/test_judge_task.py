@@ -90,3 +90,34 @@ def test_a_finished_run_is_judged_and_judged_results_are_left_alone(tmp_path):
     JudgeEvalTask(task).run()
     assert SevenJudge.calls == 3
     assert json.loads(result_path.read_text())['judge_score'] == 70.0
+
+
+def test_a_result_of_another_judge_under_the_same_name_is_judged_again(tmp_path):
+    run, model, dataset = finished_run(tmp_path)
+    combination = [{'models': [model], 'datasets': [dataset]}]
+    task = Config({'models': [model], 'datasets': [[dataset]], 'work_dir': str(run)})
+    task['eval'] = {'runner': {'task': {'dump_details': True}}}  # as `opencompass` sets it
+    result_path = run / 'results' / 'model' / f'{ABBR}.json'
+    SevenJudge.calls = 0
+    JudgeEvalTask(task).run()
+    result = json.loads(result_path.read_text())
+    first = result['judge'][0]['settings_digest']
+    assert judged(result_path, first) and SevenJudge.calls == 3
+    # OpenCompass names each detail's record (what `lveval compare` pairs records by).
+    assert [d['example_abbr'] for d in result['details']] == [f'{ABBR}_{i}' for i in range(3)]
+
+    # The same name, another model: not this judge's result, so judged again (and asked).
+    dataset['eval_cfg']['evaluator']['judge'] = dict(type=SevenJudge, abbr='seven', path='other')
+    partitioner = JudgePartitioner(out_dir=str(run / 'results'))
+    assert len(partitioner.partition(combination, str(run), str(run / 'results'))) == 1
+    JudgeEvalTask(task).run()
+    assert SevenJudge.calls == 6
+    (info,) = json.loads(result_path.read_text())['judge']
+    assert info['model'] == 'seven' and info['settings_digest'] != first
+    assert partitioner.partition(combination, str(run), str(run / 'results')) == []
+
+    # A result judged before results named their judge's settings is judged again too.
+    result = json.loads(result_path.read_text())
+    del result['judge'][0]['settings_digest']
+    result_path.write_text(json.dumps(result))
+    assert len(partitioner.partition(combination, str(run), str(run / 'results'))) == 1

@@ -368,11 +368,11 @@ def _entry_points() -> list:
 @dataclass(frozen=True)
 class Registry:
     """The benchmarks that joined, in order; the plugin each outside one came from (by name);
-    and the message of each entry point left out (by entry point name)."""
+    and (entry point name, message) of each entry point left out."""
 
     benchmarks: tuple[Benchmark, ...]
     plugins: dict[str, Plugin]
-    left_out: dict[str, str]
+    left_out: tuple[tuple[str, str], ...]
 
 
 def _load() -> Registry:
@@ -383,24 +383,24 @@ def _load() -> Registry:
 
     found = [_builtin(spec) for spec in BUILTIN]
     holders = {benchmark.name: f'{benchmark.title} (built in)' for benchmark in found}
-    plugins, left_out = {}, {}
+    plugins, left_out = {}, []
     for entry in _entry_points():
         plugin = Plugin.of(entry)
         try:
             benchmark = _from_entry_point(entry, plugin)
         except BenchmarkError as exc:
-            left_out[entry.name] = str(exc)
+            left_out.append((entry.name, str(exc)))
             continue
         if benchmark.name in holders:
             problem = f'names its benchmark {benchmark.name!r}, which {holders[benchmark.name]} has'
-            left_out[entry.name] = plugin.message(problem, fix='Rename it in')
+            left_out.append((entry.name, plugin.message(problem, fix='Rename it in')))
             continue
         holders[benchmark.name] = plugin.origin
         plugins[benchmark.name] = plugin
         found.append(benchmark)
-    for message in left_out.values():
+    for _, message in left_out:
         print(f'warning: {message}', file=sys.stderr)
-    return Registry(tuple(found), plugins, left_out)
+    return Registry(tuple(found), plugins, tuple(left_out))
 
 
 def __getattr__(name: str):
@@ -422,7 +422,7 @@ def _registry() -> Registry:
     replace it: then no benchmark has a plugin and none was left out)."""
     benchmarks = registered()
     loaded = globals().get('REGISTRY')
-    return loaded if loaded and loaded.benchmarks is benchmarks else Registry(benchmarks, {}, {})
+    return loaded if loaded and loaded.benchmarks is benchmarks else Registry(benchmarks, {}, ())
 
 
 def plugin_of(benchmark: Benchmark) -> Optional[Plugin]:
@@ -471,8 +471,9 @@ def named(name: str) -> Benchmark:
     for benchmark in registered():
         if benchmark.name == name:
             return benchmark
-    if name in _registry().left_out:
-        raise BenchmarkError(_registry().left_out[name])
+    for entry, message in _registry().left_out:
+        if entry == name:
+            raise BenchmarkError(message)
     known = [b.name for b in registered()]
     raise ValueError(f'no benchmark {name!r}; known: {", ".join(known)}')
 

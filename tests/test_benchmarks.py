@@ -206,7 +206,7 @@ def _module(kind: str) -> str:
     return f'{kind.replace("-", "_")}_bench'
 
 
-def _pip_install(folder, plugins: dict[str, str]):
+def pip_install(folder, plugins: dict[str, str]):
     """Each plugin (kind -> module source) as a distribution ``{kind}-bench`` whose entry point
     ``echo`` is its module's ``Bench``, installed by pip into ``folder/site``."""
     import inspect
@@ -233,7 +233,7 @@ def _pip_install(folder, plugins: dict[str, str]):
 def pip_installed(tmp_path_factory):
     """Every plugin of ``BROKEN`` and the clashing ones below, installed by one pip run."""
     plugins = {kind: source for kind, (source, _) in BROKEN.items()}
-    return _pip_install(tmp_path_factory.mktemp('plugins'), {**plugins, **CLASHING})
+    return pip_install(tmp_path_factory.mktemp('plugins'), {**plugins, **CLASHING})
 
 
 @pytest.fixture

@@ -10,7 +10,10 @@ Each line also holds the user message, and the summary says whether it equals th
 prompt (the template's HUMAN text filled from the record) for every record: a parser that adds a
 separator shows here as ``prompt DIFFERS``.
 
-``--count-only`` writes nothing and works offline: the counts per model x dataset, per model and
+Tokenizers come from this machine alone unless ``LVEVAL_ALLOW_HUB=1`` (``load_tokenizer``), and
+each model's settings are checked against its config.json first (``limits.py``).
+
+``--count-only`` writes nothing: the counts per model x dataset, per model and
 for the run (baselines in the benchmark's length unit), and one line for each model, dataset or
 pair that cannot be counted, saying why."""
 
@@ -162,7 +165,7 @@ def run(
     count_only: bool = False,
 ) -> int:
     """Write the JSON lines to ``out``, each model x dataset in turn, and print the summary; with
-    ``count_only``, print the counts (offline) alone: 1 where something could not be counted."""
+    ``count_only``, print the counts alone: 1 where something could not be counted."""
     from mmengine.config import Config
 
     cfg = Config.fromfile(config, format_python_code=False)

@@ -280,7 +280,7 @@ def test_lveval_inputs_checks_each_model_setting_against_its_config(tmp_path, ca
     assert lines[1].startswith(f'large-tokenizer: not counted: {mixed}: its tokenizer has ')
     assert lines[2].startswith('fits (exact; ')
     assert lines[3] == (
-        "  LVEval_loogle_SD_mixup_16k: not counted: max_out_len (the answer length, from the "
+        '  LVEval_loogle_SD_mixup_16k: not counted: max_out_len (the answer length, from the '
         "dataset's inferencer) must be a positive number of tokens, not -5; set it there"
     )
     assert lines[4].startswith('  LVEval_cmrc_mixup_16k: 2 records, ')

@@ -264,11 +264,8 @@ class LongContextModel(BaseModel):
         with named_after(model_cfg):
             settings = cls.input_settings(model_cfg)
             builder = cls.input_builder(settings, offline)
-            rope_scaling, model_kwargs = (
-                model_cfg.get('rope_scaling'),
-                model_cfg.get('model_kwargs'),
-            )
-            check_model_limits(settings, builder.tokenizer, rope_scaling, model_kwargs)
+            scaling, model_kwargs = model_cfg.get('rope_scaling'), model_cfg.get('model_kwargs')
+            check_model_limits(settings, builder.tokenizer, scaling, model_kwargs)
         return builder
 
     @staticmethod

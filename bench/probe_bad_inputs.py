@@ -346,7 +346,7 @@ def killed_build(p: Probe):
 # ---- lveval inputs ----------------------------------------------------------------------------
 
 
-def inputs_setup(p: Probe, **settings) -> Path:
+def inputs_setup(p: Probe, answer_length=None, **settings) -> Path:
     p.python(
         'from opencompass_lveval.testing import train_tokenizer\n'
         f'train_tokenizer().save_pretrained({str(p.tmp / "tok")!r})'
@@ -372,7 +372,12 @@ def inputs_setup(p: Probe, **settings) -> Path:
         'from opencompass_lveval.models.hf import LongContextHF\n'
         "datasets = [d for d in lveval_datasets if d['abbr'] == 'LVEval_cmrc_mixup_16k']\n"
         f"for d in datasets:\n    d['path'] = {str(p.tmp / 'data')!r}\n"
-        f'models = [{models_text}]\n',
+        + (
+            f"    d['infer_cfg']['inferencer']['max_out_len'] = {answer_length!r}\n"
+            if answer_length is not None
+            else ''
+        )
+        + f'models = [{models_text}]\n',
     )
 
 
@@ -412,6 +417,110 @@ def inputs_failure_keeps_previous(p: Probe):
     if good is not None and now != good and ran.rc != 0:
         return WRONG, 'the failed run replaced the previous output with a partial one'
     return refusal(ran, 'no-such-model')
+
+
+# ---- model settings against the model's own config.json --------------------------------------
+
+TINY_MODEL = (
+    'from opencompass_lveval.testing import save_tiny_llama, train_tokenizer\n'
+    'folder = save_tiny_llama({folder!r}, tokenizer=train_tokenizer({texts!r}))\n'
+    'train_tokenizer().save_pretrained(folder)\n'  # the tokenizer its files end with
+)
+PRE_RUN = (
+    'from opencompass_lveval.runner.infer_task import check_before_weights\n'
+    "model = dict(type='opencompass_lveval.models.hf.LongContextHF', abbr='m', path={path!r}, "
+    'max_seq_len={window}, max_out_len={answer})\n'
+    "dataset = dict(abbr='LVEval_cmrc_mixup_16k', infer_cfg=dict(inferencer=dict("
+    "type='GenInferencer')))\n"
+    'check_before_weights(model, [dataset])\n'
+    "print('passed the check before the weights')\n"
+)
+
+
+def tiny_model(p: Probe, embedding_texts=None) -> Path:
+    """A tiny Llama of 512 positions whose embedding holds the ids of a tokenizer trained on
+    ``embedding_texts`` (default: the one saved with it)."""
+    folder = p.tmp / 'model'
+    ran = p.python(TINY_MODEL.format(folder=str(folder), texts=embedding_texts))
+    if not (folder / 'config.json').is_file():
+        raise RuntimeError(f'no tiny model: {ran.last_line()}')
+    return folder
+
+
+def pre_run(window=512, answer=64, embedding_texts=None, names=()):
+    """The check before the weights on a tiny model: a setting past its config must be
+    refused naming ``names``."""
+
+    def case(p: Probe):
+        path = tiny_model(p, embedding_texts)
+        code = PRE_RUN.format(path=str(path), window=window, answer=answer)
+        return refusal(p.python(code), *names)
+
+    return case
+
+
+def inputs_past_the_model(answer_length=None, window=512, names=()):
+    """`lveval inputs --out` with a window or an answer length the model cannot take."""
+
+    def case(p: Probe):
+        model = tiny_model(p)
+        config = inputs_setup(p, answer_length, path=str(model), max_seq_len=window)
+        return refusal(p.lveval('inputs', config, '--out', p.tmp / 'inputs.jsonl'), *names)
+
+    return case
+
+
+def inputs_hub_id_offline(p: Probe):
+    """A hub id found nowhere on this machine: answered at once naming the fix, not after a
+    minute of hub retries."""
+    config = inputs_setup(p, path='org/no-such-model')
+    env = {'HF_HUB_CACHE': str(p.tmp / 'hf-cache'), 'LVEVAL_ALLOW_HUB': '0'}
+    ran = p.lveval('inputs', config, '--out', p.tmp / 'inputs.jsonl', env=env)
+    if ran.seconds > 10:
+        return UNBOUNDED, f'{ran.seconds:.0f} s: {ran.last_line()}'
+    return refusal(ran, 'org/no-such-model', 'path=')
+
+
+# ---- benchmark plugins ------------------------------------------------------------------------
+
+PLUGIN_PROJECT = """[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+[project]
+name = "odd-bench"
+version = "1.0"
+[project.entry-points."opencompass_lveval.benchmarks"]
+odd = "odd_bench:Bench"
+[tool.setuptools]
+py-modules = ["odd_bench"]
+"""
+LVEVAL_CLASS = 'from opencompass_lveval.lveval.benchmark import LVEval\n\n\n'
+
+
+def broken_plugin(source: str):
+    """A distribution whose benchmark entry point is broken, installed by pip: `lveval score`
+    must still score with the built-in LV-Eval and name the distribution and entry point."""
+
+    def case(p: Probe):
+        p.write('plugin/odd_bench.py', source)
+        p.write('plugin/pyproject.toml', PLUGIN_PROJECT)
+        pip = [sys.executable, '-m', 'pip', 'install', '-q', '--no-deps', '--no-index']
+        pip += ['--no-build-isolation', '--target', str(p.tmp / 'site'), str(p.tmp / 'plugin')]
+        subprocess.run(pip, check=True, capture_output=True)
+        p.jsonl('predictions/cmrc_mixup_16k.jsonl', [{'pred': '北京', 'answers': ['北京']}])
+        ran = p.lveval('score', p.tmp / 'predictions', env={'PYTHONPATH': str(p.tmp / 'site')})
+        scored = (p.tmp / 'predictions' / 'eval_result' / 'result.json').is_file()
+        if 'Traceback (most recent call last)' in ran.out:
+            return CRASH, ran.last_line()
+        if not scored:
+            if ran.rc == 0:
+                return WRONG, f'exit 0, nothing scored: {ran.last_line()}'
+            return CRASH, f'the built-in score did not run: {ran.last_line()}'
+        if ran.mentions('odd-bench', 'odd = odd_bench:Bench'):
+            return GOOD, 'scored; the plugin named with its distribution'
+        return WRONG, 'scored, the broken plugin unnamed'
+
+    return case
 
 
 # ---- arguments --------------------------------------------------------------------------------
@@ -871,6 +980,34 @@ CASES = {
     'inputs-misspelled-input': inputs_misspelled('input', 'official'),
     'inputs-misspelled-conversation': inputs_misspelled('conversaton', 'llama2'),
     'inputs-misspelled-max-seq-len': inputs_misspelled('max_seq_lne', 400),
+    # model settings against the model's own config.json
+    'pre-run-window-past-positions': pre_run(window=4096, names=['max_seq_len', '512']),
+    'pre-run-tokenizer-past-embedding': pre_run(
+        embedding_texts=['a small vocabulary'], names=['tokenizer', 'vocab_size']
+    ),
+    'pre-run-max-out-len-0': pre_run(answer=0, names=['max_out_len']),
+    'pre-run-max-out-len-negative': pre_run(answer=-5, names=['max_out_len']),
+    'inputs-window-past-positions': inputs_past_the_model(
+        window=4096, names=['max_seq_len', '512']
+    ),
+    'inputs-max-out-len-negative': inputs_past_the_model(-5, names=['max_out_len']),
+    'inputs-hub-id-offline': inputs_hub_id_offline,
+    # benchmark plugins
+    'plugin-exits-at-import': broken_plugin('import sys\n\nsys.exit(0)\n'),
+    'plugin-argparse-at-import': broken_plugin(
+        'import argparse\n\nparser = argparse.ArgumentParser()\n'
+        'parser.add_argument("--size", required=True)\nparser.parse_args()\n'
+    ),
+    'plugin-abstract': broken_plugin(
+        'from opencompass_lveval.benchmarks import Benchmark\n\n\n'
+        'class Bench(Benchmark):\n    name, title = "odd", "Odd"\n'
+    ),
+    'plugin-init-raises': broken_plugin(
+        LVEVAL_CLASS + 'class Bench(LVEval):\n    name = "odd"\n\n'
+        '    def __init__(self):\n        raise RuntimeError("no licence key")\n'
+    ),
+    'plugin-name-of-a-builtin': broken_plugin(LVEVAL_CLASS + 'Bench = LVEval\n'),
+    'plugin-import-error': broken_plugin('import no_such_module_here\n'),
     'mixup-dataset-outside-out': argument(
         'build',
         'mixup',

@@ -5,7 +5,8 @@ published numbers, the CPU baselines, the demo config, the install checks) loops
 ``BENCHMARKS`` and never names a benchmark. The package's own are listed in ``BUILTIN``; a
 benchmark kept in another distribution joins through the entry point group
 ``opencompass_lveval.benchmarks`` (``name = "module:Class"``), loaded on first use
-(docs/adding-a-benchmark.md). Each benchmark keys its results by (task, size): LV-Eval's datasets
+(docs/adding-a-benchmark.md); one that cannot join is left out with one warning naming its
+distribution, and the rest keep working. Each benchmark keys its results by (task, size): LV-Eval's datasets
 and length levels, Ada-LEval's tasks and token settings.
 """
 
@@ -256,6 +257,10 @@ def _instance(loaded: Any, origin: str) -> Benchmark:
     benchmark = loaded() if isinstance(loaded, type) else loaded
     if not isinstance(benchmark, Benchmark):
         raise BenchmarkError(f'{origin} gives {loaded!r}, not a Benchmark subclass or instance')
+    for attribute in ('name', 'title'):
+        value = getattr(benchmark, attribute, None)
+        if not isinstance(value, str) or not value.strip():
+            raise BenchmarkError(f'{origin} gives a benchmark whose {attribute} is {value!r}')
     return benchmark
 
 
@@ -264,23 +269,95 @@ def _builtin(spec: str) -> Benchmark:
     return _instance(getattr(importlib.import_module(module), attribute), spec)
 
 
-def _from_entry_point(entry) -> Benchmark:
-    """One outside benchmark; a failure names the distribution that declared it."""
+@dataclass(frozen=True)
+class Plugin:
+    """Where an outside benchmark comes from: its distribution and the phrase naming its entry
+    point, for messages."""
+
+    dist: str
+    origin: str
+
+    @classmethod
+    def of(cls, entry) -> Plugin:
+        dist = getattr(entry.dist, 'name', None) or 'an unknown distribution'
+        origin = (
+            f"the benchmark entry point '{entry.name} = {entry.value}' "
+            f'(group {ENTRY_POINT_GROUP}) of {dist}'
+        )
+        return cls(dist, origin)
+
+    def message(self, problem: str, fix: str = 'Fix', left: str = 'it is left out') -> str:
+        """One line: the entry point, what is wrong with it, what is left out, the fix."""
+        return (
+            f'{self.origin} {problem}; {left}. {fix} {self.dist} or uninstall it '
+            f'(pip uninstall {self.dist})'
+        )
+
+
+def _failure(exc: BaseException, printed: str) -> str:
+    """What went wrong loading someone else's module, with the last line it printed."""
+    if isinstance(exc, SystemExit):
+        what = f'it exits the process as it loads (SystemExit: {exc.code!r})'
+    else:
+        what = f'{type(exc).__name__}: {exc}'
+    lines = [line.strip() for line in printed.splitlines() if line.strip()]
+    return f'{what}, after printing {lines[-1][:200]!r}' if lines else what
+
+
+class _HeldBack:
+    """Stands in for ``sys.stdout`` or ``sys.stderr`` while an outside module loads: holds what
+    it prints, then passes every later write through (a logger the module made keeps writing
+    to the real stream)."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.held, self.holding = stream, [], True
+
+    def write(self, text: str) -> int:
+        if self.holding:
+            self.held.append(text)
+            return len(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        if not self.holding:
+            self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno: the real stream's
+        return getattr(self.stream, name)
+
+    def release(self, show: bool) -> str:
+        """What was held (written to the real stream where ``show``); writes pass from now."""
+        self.holding = False
+        text = ''.join(self.held)
+        if show and text:
+            self.stream.write(text)
+        return text
+
+
+def _from_entry_point(entry, plugin: Plugin) -> Benchmark:
+    """One outside benchmark, loaded and made. Whatever goes wrong (an import error,
+    ``sys.exit`` or argparse at import, an abstract class, an ``__init__`` that raises, no
+    ``Benchmark``) is one ``BenchmarkError`` naming its distribution. What the module prints
+    while it loads goes where it was going, unless it fails: then its last line is in the
+    message."""
+    import contextlib
+
     from .errors import BenchmarkError
 
-    dist = getattr(entry.dist, 'name', None) or 'an unknown distribution'
-    origin = (
-        f"the benchmark entry point '{entry.name} = {entry.value}' "
-        f'(group {ENTRY_POINT_GROUP}) of {dist}'
-    )
+    out, err = _HeldBack(sys.stdout), _HeldBack(sys.stderr)
+    failure: Optional[BaseException] = None
     try:
-        loaded = entry.load()
-    except Exception as exc:  # any error in someone else's module: say whose it is
-        raise BenchmarkError(
-            f'{origin} failed to load: {type(exc).__name__}: {exc}. Fix {dist} or uninstall it '
-            f'(pip uninstall {dist})'
-        ) from exc
-    return _instance(loaded, origin)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            benchmark = _instance(entry.load(), plugin.origin)
+    except (Exception, SystemExit) as exc:  # someone else's module: say whose it is
+        failure = exc
+    printed = out.release(show=failure is None) + err.release(show=failure is None)
+    if isinstance(failure, BenchmarkError):  # loaded, but no Benchmark: said already
+        raise BenchmarkError(plugin.message(str(failure)[len(plugin.origin) + 1 :]))
+    if failure is not None:
+        problem = f'failed to load: {_failure(failure, printed)}'
+        raise BenchmarkError(plugin.message(problem)) from failure
+    return benchmark
 
 
 def _entry_points() -> list:
@@ -289,25 +366,49 @@ def _entry_points() -> list:
     return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda entry: entry.name)
 
 
-def _load() -> tuple[Benchmark, ...]:
-    """The built-in benchmarks, then the entry points' by name; a name taken twice is an error."""
+@dataclass(frozen=True)
+class Registry:
+    """The benchmarks that joined, in order; the plugin each outside one came from (by name);
+    and (entry point name, message) of each entry point left out."""
+
+    benchmarks: tuple[Benchmark, ...]
+    plugins: dict[str, Plugin]
+    left_out: tuple[tuple[str, str], ...]
+
+
+def _load() -> Registry:
+    """The built-in benchmarks, then the entry points' by name. An entry point that cannot
+    join (it fails to load, or its benchmark takes a name already registered) is left out
+    with one warning naming its distribution: the other benchmarks keep working."""
     from .errors import BenchmarkError
 
     found = [_builtin(spec) for spec in BUILTIN]
-    found += [_from_entry_point(entry) for entry in _entry_points()]
-    names = [benchmark.name for benchmark in found]
-    if twice := sorted({name for name in names if names.count(name) > 1}):
-        raise BenchmarkError(
-            f'benchmark name(s) {", ".join(twice)} registered twice (entry point group '
-            f'{ENTRY_POINT_GROUP}); uninstall one of the distributions'
-        )
-    return tuple(found)
+    holders = {benchmark.name: f'{benchmark.title} (built in)' for benchmark in found}
+    plugins, left_out = {}, []
+    for entry in _entry_points():
+        plugin = Plugin.of(entry)
+        try:
+            benchmark = _from_entry_point(entry, plugin)
+        except BenchmarkError as exc:
+            left_out.append((entry.name, str(exc)))
+            continue
+        if benchmark.name in holders:
+            problem = f'names its benchmark {benchmark.name!r}, which {holders[benchmark.name]} has'
+            left_out.append((entry.name, plugin.message(problem, fix='Rename it in')))
+            continue
+        holders[benchmark.name] = plugin.origin
+        plugins[benchmark.name] = plugin
+        found.append(benchmark)
+    for _, message in left_out:
+        print(f'warning: {message}', file=sys.stderr)
+    return Registry(tuple(found), plugins, tuple(left_out))
 
 
 def __getattr__(name: str):
     """``BENCHMARKS`` is loaded on first use: importing this module costs nothing."""
     if name == 'BENCHMARKS':
-        globals()['BENCHMARKS'] = _load()
+        globals()['REGISTRY'] = _load()
+        globals()['BENCHMARKS'] = globals()['REGISTRY'].benchmarks
         return globals()['BENCHMARKS']
     raise AttributeError(name)
 
@@ -315,6 +416,33 @@ def __getattr__(name: str):
 def registered() -> tuple[Benchmark, ...]:
     """``BENCHMARKS``, looked up each time (tests may replace it)."""
     return sys.modules[__name__].BENCHMARKS
+
+
+def _registry() -> Registry:
+    """What the last load found, where ``BENCHMARKS`` is still what it loaded (tests may
+    replace it: then no benchmark has a plugin and none was left out)."""
+    benchmarks = registered()
+    loaded = globals().get('REGISTRY')
+    return loaded if loaded and loaded.benchmarks is benchmarks else Registry(benchmarks, {}, ())
+
+
+def plugin_of(benchmark: Benchmark) -> Optional[Plugin]:
+    """The entry point an outside benchmark joined through; None for the package's own."""
+    return _registry().plugins.get(benchmark.name)
+
+
+def add_commands(benchmark: Benchmark, subparsers) -> None:
+    """A benchmark's own subcommands in ``lveval``; an outside benchmark's that cannot be
+    added (a command name taken) are left out with one warning naming its distribution."""
+    plugin = plugin_of(benchmark)
+    try:
+        for add_parser in benchmark.commands():
+            add_parser(subparsers)
+    except Exception as exc:
+        if plugin is None:
+            raise
+        problem = f'gives commands lveval cannot add ({type(exc).__name__}: {exc})'
+        print(f'warning: {plugin.message(problem, left="they are left out")}', file=sys.stderr)
 
 
 def length_unit_of(abbr: str) -> Optional[LengthUnit]:
@@ -337,10 +465,16 @@ def length_units_text() -> str:
 
 
 def named(name: str) -> Benchmark:
-    """The registered benchmark called ``name``, or an error listing them."""
+    """The registered benchmark called ``name``, or an error listing them (or saying why the
+    entry point of that name was left out)."""
+    from .errors import BenchmarkError
+
     for benchmark in registered():
         if benchmark.name == name:
             return benchmark
+    for entry, message in _registry().left_out:
+        if entry == name:
+            raise BenchmarkError(message)
     known = [b.name for b in registered()]
     raise ValueError(f'no benchmark {name!r}; known: {", ".join(known)}')
 

@@ -24,7 +24,7 @@ from .commands import (
     report,
 )
 
-# In the order of ``lveval --help``; each benchmark's own commands come after ``data``.
+# In the order of ``lveval --help``; the benchmarks' own commands come after ``data``.
 BEFORE, AFTER = [configs_dir, data], [report, build, dry_run, inputs, leaderboard, compare]
 
 
@@ -50,13 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     subparsers = parser.add_subparsers(dest='command', required=True)
 
+    # The package's benchmarks' commands come after ``data``; outside benchmarks' come last, so
+    # that one taking a command's name is the one left out (with a warning naming it).
+    builtin = [b for b in benchmarks.registered() if benchmarks.plugin_of(b) is None]
+    outside = [b for b in benchmarks.registered() if benchmarks.plugin_of(b) is not None]
     for command in BEFORE:
         command.add_parser(subparsers)
-    for benchmark in benchmarks.registered():
-        for add_parser in benchmark.commands():
-            add_parser(subparsers)
+    for benchmark in builtin:
+        benchmarks.add_commands(benchmark, subparsers)
     for command in AFTER:
         command.add_parser(subparsers)
+    for benchmark in outside:
+        benchmarks.add_commands(benchmark, subparsers)
     return parser
 
 

@@ -22,7 +22,8 @@ from parity_data import DATA
 
 from opencompass_lveval.cli import main
 
-README = Path(__file__).resolve().parents[1] / 'README.md'
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / 'README.md'
 
 
 def lveval(*argv) -> str:
@@ -252,6 +253,96 @@ def window_too_small_fails_before_weights(tmp: Path) -> str:
     except ValueError as exc:
         return str(exc)
     raise AssertionError('a window too small for the answer passed')
+
+
+def _refused_before_weights(model: dict, datasets: list) -> str:
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    try:
+        check_before_weights(model, datasets)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError(f'{model} passed the check before the weights')
+
+
+HF = 'opencompass_lveval.models.hf.LongContextHF'
+
+
+def window_past_positions_is_refused(tmp: Path) -> str:
+    from opencompass_lveval.testing import save_tiny_llama
+
+    folder = save_tiny_llama(tmp / 'model')  # max_position_embeddings 512
+    return _refused_before_weights(
+        dict(type=HF, abbr='tiny', path=str(folder), max_seq_len=4096), []
+    )
+
+
+def tokenizer_past_embedding_is_refused(tmp: Path) -> str:
+    from opencompass_lveval.testing import save_tiny_llama, train_tokenizer
+
+    small = train_tokenizer(['a small text, a small vocabulary'])
+    folder = save_tiny_llama(tmp / 'model', tokenizer=small)
+    train_tokenizer().save_pretrained(folder)  # another model's tokenizer, over this one's
+    return _refused_before_weights(
+        dict(type=HF, abbr='tiny', path=str(folder), max_seq_len=512), []
+    )
+
+
+def answer_length_not_positive_is_refused(tmp: Path) -> str:
+    model = dict(type=HF, abbr='tiny', path=str(tokenizer_only_folder(tmp)), max_seq_len=512)
+
+    def dataset(**inferencer) -> dict:
+        inferencer = dict(type='GenInferencer', **inferencer)
+        return dict(abbr='LVEval_cmrc_mixup_16k', infer_cfg=dict(inferencer=inferencer))
+
+    model_zero = _refused_before_weights({**model, 'max_out_len': 0}, [dataset()])
+    dataset_negative = _refused_before_weights(model, [dataset(max_out_len=-5)])
+    return f'{model_zero}\n{dataset_negative}'
+
+
+def hub_id_not_here_is_answered_at_once(tmp: Path) -> str:
+    """The README's `lveval inputs` command on a machine without the model or a network: one
+    line at once, as `--count-only` gives it."""
+    import huggingface_hub.constants
+
+    cache, huggingface_hub.constants.HF_HUB_CACHE = huggingface_hub.constants.HF_HUB_CACHE, str(tmp)
+    try:
+        start = time.perf_counter()
+        out = lveval('inputs', REPO / 'configs' / 'eval_lveval.py', '--out', tmp / 'inputs.jsonl',
+                     '--models', 'chatglm3-6b-32k-vllm', '--limit', '5')  # fmt: skip
+        return f'{out}\nanswered in {time.perf_counter() - start:.0f} s'
+    finally:
+        huggingface_hub.constants.HF_HUB_CACHE = cache
+
+
+def broken_plugins_are_left_out(tmp: Path) -> str:
+    """Installed plugins that exit or run argparse at import, are abstract or take a built-in's
+    name, each its own distribution; `lveval score` in a fresh process."""
+    import os
+    import subprocess
+    import sys
+
+    from test_benchmarks import ABSTRACT, ARGPARSE, pip_install
+
+    site = pip_install(
+        tmp,
+        {
+            'exits': 'import sys\n\nsys.exit(0)\n',
+            'argparse': ARGPARSE
+            + 'parser.add_argument("--size", required=True)\nparser.parse_args()\n',
+            'abstract': ABSTRACT + '    name, title = "abstract", "Abstract"\n',
+            'twin': 'from opencompass_lveval.lveval.benchmark import LVEval as Bench\n',
+        },
+    )
+    lines(tmp / 'predictions' / 'cmrc_mixup_16k.jsonl', [{'pred': '北京', 'answers': ['北京']}])
+    done = subprocess.run(
+        [sys.executable, '-m', 'opencompass_lveval.cli', 'score', str(tmp / 'predictions')],
+        env={**os.environ, 'PYTHONPATH': os.pathsep.join([str(site), str(REPO)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return f'{done.stdout}{done.stderr}exit {done.returncode}'
 
 
 def tokenizer_without_chat_template_is_named(tmp: Path) -> str:
@@ -678,6 +769,11 @@ CASES = {
     'compare-other-records': compare_pairs_only_the_same_records,
     'compare-score-range': compare_refuses_scores_outside_the_metric,
     'compare-no-results': compare_names_a_run_without_results,
+    'window-past-positions': window_past_positions_is_refused,
+    'tokenizer-past-embedding': tokenizer_past_embedding_is_refused,
+    'answer-length-not-positive': answer_length_not_positive_is_refused,
+    'tokenizer-not-here': hub_id_not_here_is_answered_at_once,
+    'broken-plugin': broken_plugins_are_left_out,
 }
 
 

@@ -14,16 +14,33 @@ import time
 from ..benchmarks import BuildKind
 
 
-def kinds() -> dict[str, BuildKind]:
+def kinds(warn: bool = False) -> dict[str, BuildKind]:
+    """Every benchmark's kinds by name. A name two benchmarks give is the first registered's:
+    an outside benchmark never replaces a kind of the package's (``warn``: say so, naming its
+    distribution)."""
+    import sys
+
     from .. import benchmarks
 
-    return {name: kind for b in benchmarks.BENCHMARKS for name, kind in b.build_kinds().items()}
+    found: dict[str, BuildKind] = {}
+    owners: dict[str, str] = {}
+    for benchmark in benchmarks.registered():
+        for name, kind in benchmark.build_kinds().items():
+            if name not in found:
+                found[name], owners[name] = kind, benchmark.title
+                continue
+            plugin = benchmarks.plugin_of(benchmark)
+            if warn and plugin is not None:
+                problem = f'gives the build kind {name!r}, which {owners[name]} has'
+                message = plugin.message(problem, 'Rename it in', 'that kind is left out')
+                print(f'warning: {message}', file=sys.stderr)
+    return found
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser('build', help='build benchmark data (seeded, official formats)')
     kind_parsers = parser.add_subparsers(dest='kind', required=True)
-    for name, kind in kinds().items():
+    for name, kind in kinds(warn=True).items():
         kind_parser = kind_parsers.add_parser(name, help=kind.help)
         for flag, options in kind.arguments:
             kind_parser.add_argument(flag, **options)

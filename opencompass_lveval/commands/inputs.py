@@ -10,7 +10,10 @@ Each line also holds the user message, and the summary says whether it equals th
 prompt (the template's HUMAN text filled from the record) for every record: a parser that adds a
 separator shows here as ``prompt DIFFERS``.
 
-``--count-only`` writes nothing and works offline: the counts per model x dataset, per model and
+Tokenizers come from this machine alone unless ``LVEVAL_ALLOW_HUB=1`` (``load_tokenizer``), and
+each model's settings are checked against its config.json first (``limits.py``).
+
+``--count-only`` writes nothing: the counts per model x dataset, per model and
 for the run (baselines in the benchmark's length unit), and one line for each model, dataset or
 pair that cannot be counted, saying why."""
 
@@ -94,13 +97,14 @@ def first_difference(expected: str, got: str) -> str:
     )
 
 
-def model_inputs(model_cfg, offline: bool):
+def model_inputs(model_cfg, offline: Optional[bool] = None):
     """What the model makes of a prompt (``input_kinds``), or why it cannot be shown: a sentence.
-    ``offline``: tokenizers from this machine alone (``load_tokenizer``)."""
+    Tokenizers come from this machine alone unless the user allows the hub
+    (``load_tokenizer``); a problem's message starts with the model's abbr."""
     from opencompass.registry import MODELS
 
     from ..models.api import LongContextAPI
-    from ..models.base import LongContextModel
+    from ..models.base import LongContextModel, named_after
     from ..models.baselines import CPUBaseline
     from ..models.template import prompt_parser
     from .input_kinds import ApiInputs, BaselineInputs, ModelInputs
@@ -109,11 +113,11 @@ def model_inputs(model_cfg, offline: bool):
     cls = MODELS.get(kind) if isinstance(kind, str) else kind
     meta = model_cfg.get('meta_template')
     if isinstance(cls, type) and issubclass(cls, LongContextAPI):
-        builder = cls.request_builder(model_cfg, offline)
+        with named_after(model_cfg):
+            builder = cls.request_builder(model_cfg, offline)
         return ApiInputs(builder, prompt_parser(meta), model_cfg.get('prices'))
     if isinstance(cls, type) and issubclass(cls, LongContextModel):
-        builder = cls.input_builder(cls.input_settings(model_cfg), offline)
-        return ModelInputs(builder, prompt_parser(meta))
+        return ModelInputs(cls.config_builder(model_cfg, offline), prompt_parser(meta))
     if isinstance(cls, type) and issubclass(cls, CPUBaseline):
         return BaselineInputs(cls, meta)
     return (
@@ -123,11 +127,11 @@ def model_inputs(model_cfg, offline: bool):
 
 
 def _counted_inputs(model_cfg) -> object:
-    """``model_inputs`` offline, a configuration problem given as the sentence saying why."""
+    """``model_inputs``, a configuration problem given as the sentence saying why."""
     from ..errors import ModelConfigError
 
     try:
-        return model_inputs(model_cfg, offline=True)
+        return model_inputs(model_cfg)
     except ModelConfigError as exc:
         prefix = f'{model_cfg["abbr"]}: '
         return str(exc)[len(prefix) :] if str(exc).startswith(prefix) else str(exc)
@@ -161,7 +165,7 @@ def run(
     count_only: bool = False,
 ) -> int:
     """Write the JSON lines to ``out``, each model x dataset in turn, and print the summary; with
-    ``count_only``, print the counts (offline) alone: 1 where something could not be counted."""
+    ``count_only``, print the counts alone: 1 where something could not be counted."""
     from mmengine.config import Config
 
     cfg = Config.fromfile(config, format_python_code=False)
@@ -174,7 +178,7 @@ def run(
         lines, complete = count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit)
         print('\n'.join(lines))
         return 0 if complete else 1
-    kinds = {m['abbr']: model_inputs(m, offline=False) for m in model_cfgs}
+    kinds = {m['abbr']: model_inputs(m) for m in model_cfgs}
     built, _ = _load_datasets(dataset_cfgs, tolerant=False)
     print('\n'.join(_write_all(out, model_cfgs, kinds, dataset_cfgs, built, limit)))
     return 0
@@ -183,6 +187,8 @@ def run(
 def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[str]:
     """Write every model x dataset's lines to ``out``; the summary, with record 0 shown."""
     from ..atomic import atomic_open
+    from ..errors import ModelConfigError
+    from ..truncation import TruncationError
 
     summary, written = [], 0
     with atomic_open(out) as stream:
@@ -193,9 +199,12 @@ def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[
                 continue
             for dataset_cfg in dataset_cfgs:
                 name = f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}'
-                pair = count_pair(
-                    stream, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
-                )
+                try:
+                    pair = count_pair(
+                        stream, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
+                    )
+                except (ModelConfigError, TruncationError) as exc:
+                    raise type(exc)(f'{name}: {exc}') from exc
                 if pair is None:
                     summary.append(f'{name}: no length unit for this dataset; not written')
                 elif pair.sizes:
@@ -210,6 +219,7 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
     total; and whether every model x dataset was counted."""
     from collections import Counter
 
+    from ..errors import ModelConfigError
     from ..truncation import TruncationError
 
     lines = not_read_lines(failed)
@@ -229,7 +239,7 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
                 pair = count_pair(
                     None, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
                 )
-            except TruncationError as exc:  # the window cannot hold the template and answer
+            except (ModelConfigError, TruncationError) as exc:  # no answer length, no room
                 lines.append(f'  {dataset_cfg["abbr"]}: not counted: {exc}')
                 missing.append(f'{abbr} x {dataset_cfg["abbr"]}')
                 continue
@@ -299,7 +309,7 @@ def count_pair(
     benchmark)."""
     from opencompass.registry import ICL_PROMPT_TEMPLATES
 
-    from ..runner.infer_task import answer_length
+    from ..models.settings import answer_length
     from .input_kinds import PairCount
 
     unit = inputs.unit(dataset_cfg['abbr'])

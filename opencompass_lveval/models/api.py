@@ -105,7 +105,7 @@ class LongContextAPI(BaseAPIModel):
 
     @classmethod
     def request_builder(
-        cls, model_cfg: Mapping[str, Any], offline: bool = False
+        cls, model_cfg: Mapping[str, Any], offline: Optional[bool] = None
     ) -> ApiInputBuilder:
         """The request builder of a model config (its tokenizer alone is loaded): what the
         wrapper, ``lveval inputs`` and the pre-run check use; ``offline`` as for

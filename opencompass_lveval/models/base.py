@@ -13,6 +13,7 @@ from opencompass.models.base import BaseModel
 
 from ..errors import ModelConfigError
 from .inputs import InputBuilder, ModelInput
+from .limits import check_model_limits
 from .settings import InputSettings, init_parameters
 from .template import prompt_parser
 
@@ -90,6 +91,21 @@ def hub_offline() -> Iterator[None]:
         constants.HF_HUB_OFFLINE = before
 
 
+ALLOW_HUB = 'LVEVAL_ALLOW_HUB'
+
+
+def hub_allowed() -> bool:
+    """Whether the user let tokenizers download from the Hugging Face hub (``LVEVAL_ALLOW_HUB=1``);
+    by default every command reads this machine alone and answers at once."""
+    value = os.environ.get(ALLOW_HUB, '').strip()
+    if value not in ('', '0', '1'):
+        raise ModelConfigError(
+            f'{ALLOW_HUB} is {value!r}: set it to 1 to let tokenizers download from the Hugging '
+            'Face hub, or to 0 (or unset it) to read this machine alone'
+        )
+    return value == '1'
+
+
 # Tokenizers loaded in this process: an inference task's check before the weights and the model
 # it then builds read the same folder, and the second load (a second or more for a large
 # vocabulary) is spared. Keyed by the folder's state, so a folder rewritten is read again.
@@ -97,12 +113,13 @@ _LOADED: dict[tuple, Any] = {}
 
 
 def load_tokenizer(
-    path: str, trust_remote_code: bool = False, offline: bool = False, **kwargs
+    path: str, trust_remote_code: bool = False, offline: Optional[bool] = None, **kwargs
 ) -> Any:
-    """A Hugging Face tokenizer from a folder or a hub id, loaded once per process.
-    ``offline``: from this machine alone (a folder, or the Hugging Face cache), at once; a hub id
-    found nowhere is an error naming the fix, instead of a minute of retries and transformers'
-    generic connection error."""
+    """A Hugging Face tokenizer from a folder or a hub id, loaded once per process. Offline (the
+    default, unless ``hub_allowed``): from this machine alone (a folder, or the Hugging Face
+    cache), at once; a hub id found nowhere is an error naming the fix, instead of a minute of
+    retries and transformers' generic connection error."""
+    offline = not hub_allowed() if offline is None else offline
     folder = os.path.expanduser(str(path))
     state = (
         tuple(sorted((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in os.scandir(folder)))
@@ -130,10 +147,23 @@ def _load_tokenizer(path: str, trust_remote_code: bool, offline: bool, **kwargs)
             raise  # a folder that is there but lacks files: transformers' message names them
         raise ModelConfigError(
             f'tokenizer {str(path)!r} is not on this machine (no such folder, not in the Hugging '
-            'Face cache) and is not fetched offline: set path= (or tokenizer_path=) to a folder '
+            'Face cache) and the hub is not asked: set path= (or tokenizer_path=) to a folder '
             f'holding its tokenizer files (`hf download {path} --local-dir FOLDER` where the hub '
-            'is reachable)'
+            f'is reachable), or {ALLOW_HUB}=1 to download it'
         ) from None
+
+
+@contextlib.contextmanager
+def named_after(model_cfg: Mapping[str, Any]) -> Iterator[None]:
+    """A model config's problems (``ModelConfigError``) start with its abbr, what a run and its
+    logs call the model."""
+    abbr = model_cfg.get('abbr')
+    try:
+        yield
+    except ModelConfigError as exc:
+        if not abbr or str(exc).startswith(f'{abbr}: '):
+            raise
+        raise ModelConfigError(f'{abbr}: {exc}') from exc
 
 
 class LongContextModel(BaseModel):
@@ -145,7 +175,9 @@ class LongContextModel(BaseModel):
     ``--model-max-length``; ``chat``, ``chat_template_kwargs``, ``tokenizer_path``,
     ``tokenizer_kwargs``; ``trust_remote_code``, off unless a config turns it on) are keyword
     arguments, checked once into ``self.settings``; an argument no class of the wrapper takes is
-    an error naming the closest one.
+    an error naming the closest one. ``model_kwargs`` (how the weights load) and ``rope_scaling``
+    (``rope.py``) are the subclasses'; the window and the tokenizer are checked against the
+    model's config.json with them (``limits.py``) before any weights load.
     """
 
     is_api = False
@@ -157,12 +189,15 @@ class LongContextModel(BaseModel):
         meta_template: Optional[dict] = None,
         generation_kwargs: Optional[dict] = None,
         stop_words: Optional[list[str]] = None,
+        model_kwargs: Optional[dict] = None,
+        rope_scaling: Optional[dict] = None,
         **kwargs,
     ) -> None:
         self.settings = InputSettings.from_config(
             {'path': path, 'max_seq_len': max_seq_len, **kwargs},
             accepted=init_parameters(type(self)),
         )
+        self.model_kwargs, self.rope_scaling = dict(model_kwargs or {}), rope_scaling
         base = {key: kwargs[key] for key in _BASE_MODEL_KEYS if key in kwargs}
         super().__init__(
             path=check_model_path(path),
@@ -176,6 +211,7 @@ class LongContextModel(BaseModel):
         self.template_parser = prompt_parser(meta_template)
         self.trust_remote_code = self.settings.trust_remote_code
         self.builder = self.input_builder(self.settings)
+        check_model_limits(self.settings, self.builder.tokenizer, rope_scaling, self.model_kwargs)
         self.tokenizer = self.builder.tokenizer
         eos = getattr(self.tokenizer, 'eos_token', None)
         self.stop_words = sorted(set((stop_words or []) + ([eos] if eos else [])))
@@ -218,10 +254,24 @@ class LongContextModel(BaseModel):
         takes itself included): what ``lveval inputs`` and the pre-run check read."""
         return InputSettings.from_config(model_cfg, accepted=init_parameters(cls))
 
+    @classmethod
+    def config_builder(
+        cls, model_cfg: Mapping[str, Any], offline: Optional[bool] = None
+    ) -> InputBuilder:
+        """The input builder of a model config of this wrapper, checked against the model's
+        config.json as the wrapper checks it: what ``lveval inputs`` and the pre-run check use.
+        A problem's message starts with the config's abbr."""
+        with named_after(model_cfg):
+            settings = cls.input_settings(model_cfg)
+            builder = cls.input_builder(settings, offline)
+            scaling, model_kwargs = model_cfg.get('rope_scaling'), model_cfg.get('model_kwargs')
+            check_model_limits(settings, builder.tokenizer, scaling, model_kwargs)
+        return builder
+
     @staticmethod
-    def input_builder(settings: InputSettings, offline: bool = False) -> InputBuilder:
-        """The input builder of these settings, from the tokenizer alone (no weights); with
-        ``offline``, a tokenizer that is not on this machine is an error at once."""
+    def input_builder(settings: InputSettings, offline: Optional[bool] = None) -> InputBuilder:
+        """The input builder of these settings, from the tokenizer alone (no weights); a
+        tokenizer that is not on this machine is an error at once (``load_tokenizer``)."""
         tokenizer_source = check_model_path(settings.tokenizer_path or settings.path, 'tokenizer')
         tokenizer = load_tokenizer(
             tokenizer_source,

@@ -21,16 +21,10 @@ class LongContextHF(LongContextModel):
     """
 
     def __init__(
-        self,
-        path: str,
-        max_seq_len: int,
-        model_kwargs: Optional[dict] = None,
-        rope_scaling: Optional[dict] = None,
-        pad_token_id: Optional[int] = None,
-        **kwargs,
+        self, path: str, max_seq_len: int, pad_token_id: Optional[int] = None, **kwargs
     ) -> None:
         super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
-        self.model = self._load_weights(path, model_kwargs or {}, rope_scaling)
+        self.model = self._load_weights(path, self.model_kwargs, self.rope_scaling)
         if pad_token_id is not None:
             self.pad_token_id = pad_token_id
         elif self.tokenizer.pad_token_id is not None:

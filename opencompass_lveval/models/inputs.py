@@ -25,7 +25,7 @@ from ..cuttable import CUTTABLE, checked, joined_span, text_span
 from ..errors import ModelConfigError
 from ..truncation import TruncationError, middle_cut
 from .formats import FORMATS, PiecesFormat, TextFormat, conversation_format
-from .settings import InputSettings
+from .settings import InputSettings, is_count
 
 BARE = TextFormat('bare', '{prompt}')
 _SENTINEL = 'LVEVAL\u2063PROMPT\u2063SENTINEL'  # stands for the prompt while a template renders
@@ -303,7 +303,13 @@ class InputBuilder:
     # Both ---------------------------------------------------------------------------------------
 
     def build(self, prompt: Any, max_out_len: int) -> ModelInput:
-        """The ids for one OpenCompass prompt (a string or a PromptList of rounds)."""
+        """The ids for one OpenCompass prompt (a string or a PromptList of rounds), leaving
+        ``max_out_len`` ids of the window for the answer (0 for perplexity scoring)."""
+        if not is_count(max_out_len) or max_out_len < 0:
+            raise ModelConfigError(
+                f'{self.name}: max_out_len (the answer length) must be a whole number of tokens, '
+                f'0 or more, not {max_out_len!r}: a negative one made budgets past the window'
+            )
         if self.inputs == 'official':
             return self._official(prompt, max_out_len)
         return self._exact(prompt, max_out_len)

@@ -70,7 +70,7 @@ class InputSettings:
         def fail(problem: str):
             raise ModelConfigError(f'{self.name}: {problem}')
 
-        if not _is_count(self.window) or self.window <= 0:
+        if not is_count(self.window) or self.window <= 0:
             fail(
                 f'max_seq_len (the model window) must be set to a positive number of tokens, '
                 f'not {self.window!r}'
@@ -80,7 +80,7 @@ class InputSettings:
         for name in ('chat', 'trust_remote_code'):
             if not isinstance(getattr(self, name), bool):
                 fail(f'{name} must be True or False, not {getattr(self, name)!r}')
-        if self.max_length is not None and (not _is_count(self.max_length) or self.max_length <= 0):
+        if self.max_length is not None and (not is_count(self.max_length) or self.max_length <= 0):
             fail(f'max_length must be a positive number of tokens, not {self.max_length!r}')
         for name in ('chat_template_kwargs', 'tokenizer_kwargs'):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), Mapping):
@@ -123,6 +123,27 @@ class InputSettings:
         return cls(**values)
 
 
+def answer_length(model_cfg: Mapping[str, Any], dataset_cfg: Mapping[str, Any]) -> int:
+    """The answer length a dataset asks of a model, as OpenCompass decides it: the dataset's
+    inferencer ``max_out_len``, else the model's; perplexity scoring generates nothing (0). A
+    generating dataset's must be a positive number of tokens: 0 or less made budgets past the
+    window, and none at all failed at the first batch. Callers name the model and dataset."""
+    inferencer = dataset_cfg['infer_cfg']['inferencer']
+    kind = str(inferencer.get('type', ''))
+    if 'PPL' in kind:
+        return 0
+    value = inferencer.get('max_out_len', model_cfg.get('max_out_len'))
+    if value is None and 'Gen' not in kind:
+        return 0  # an inferencer that takes no answer length
+    if is_count(value) and value > 0:
+        return value
+    where = "the dataset's inferencer" if 'max_out_len' in inferencer else 'the model config'
+    raise ModelConfigError(
+        f'max_out_len (the answer length, from {where}) must be a positive number of tokens, '
+        f'not {value!r}; set it there'
+    )
+
+
 def unknown_key_message(key: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(str(key), sorted(known), n=1)
     if close:
@@ -144,5 +165,6 @@ def init_parameters(cls: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def _is_count(value: Any) -> bool:
+def is_count(value: Any) -> bool:
+    """A whole number (True and False are not)."""
     return isinstance(value, int) and not isinstance(value, bool)

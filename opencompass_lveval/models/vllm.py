@@ -78,25 +78,19 @@ def engine_kwargs(
 class LongContextVLLM(LongContextModel):
     """vLLM, greedy, on the ids of ``InputBuilder`` (exact or official inputs).
 
-    ``max_seq_len`` becomes vLLM's ``max_model_len`` unless ``model_kwargs`` sets it;
+    ``max_seq_len`` becomes vLLM's ``max_model_len`` (``model_kwargs`` may set a larger one);
     ``rope_scaling`` becomes ``hf_overrides`` for the installed vLLM, and where it covers the
     window, ``VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`` lets vLLM accept a window beyond the released
     config's. OpenCompass's vLLM wrapper sends over-long prompts as they are, and vLLM rejects them.
     """
 
-    def __init__(
-        self,
-        path: str,
-        max_seq_len: int,
-        model_kwargs: Optional[dict] = None,
-        rope_scaling: Optional[dict] = None,
-        **kwargs,
-    ) -> None:
+    def __init__(self, path: str, max_seq_len: int, **kwargs) -> None:
         super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
+        rope_scaling = self.rope_scaling
         settings = engine_kwargs(
             path,
             max_seq_len,
-            model_kwargs or {},
+            self.model_kwargs,
             rope_scaling,
             self.trust_remote_code,
             installed_vllm_version(),

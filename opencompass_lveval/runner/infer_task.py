@@ -27,16 +27,8 @@ from opencompass_lveval.atomic import write_text
 from opencompass_lveval.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI, default_cache_dir
 from opencompass_lveval.models.base import LongContextModel
+from opencompass_lveval.models.settings import answer_length
 from opencompass_lveval.report.usage import inference_record_path, usage_totals
-
-
-def answer_length(model_cfg: dict, dataset_cfg: dict) -> int:
-    """The answer length a dataset asks of a model, as OpenCompass decides it: the dataset's
-    inferencer ``max_out_len``, else the model's; perplexity scoring generates nothing."""
-    inferencer = dataset_cfg['infer_cfg']['inferencer']
-    if 'PPL' in str(inferencer.get('type', '')):
-        return 0
-    return inferencer.get('max_out_len', model_cfg.get('max_out_len')) or 0
 
 
 def model_class(model_cfg: dict) -> Any:
@@ -59,7 +51,7 @@ def check_before_weights(model_cfg: dict, dataset_cfgs: list) -> None:
                 f'{key_env}=... in the shell that runs OpenCompass'
             )
     elif issubclass(cls, LongContextModel):
-        builder = cls.input_builder(cls.input_settings(model_cfg))
+        builder = cls.config_builder(model_cfg)
     else:
         return
     for dataset_cfg in dataset_cfgs:

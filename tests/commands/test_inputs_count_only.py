@@ -66,6 +66,16 @@ def warm():
     import opencompass_lveval.models  # noqa: F401
 
 
+def not_on_this_machine(path: str) -> str:
+    """What every command says of a tokenizer that is neither a folder nor in the cache."""
+    return (
+        f'tokenizer {path!r} is not on this machine (no such folder, not in the Hugging Face '
+        'cache) and the hub is not asked: set path= (or tokenizer_path=) to a folder holding its '
+        f'tokenizer files (`hf download {path} --local-dir FOLDER` where the hub is reachable), '
+        'or LVEVAL_ALLOW_HUB=1 to download it'
+    )
+
+
 def count_only(capsys, config: str, *extra: str) -> tuple[int, list[str], float]:
     capsys.readouterr()
     start = time.perf_counter()
@@ -167,12 +177,7 @@ def test_a_tokenizer_not_on_this_machine_is_named_with_the_fix_at_once(
     assert seconds < 3, seconds  # the config read and one offline look per model (0.1 s here)
     for model, line in zip(models, out):
         path = model['path']
-        assert line == (
-            f'{model["abbr"]}: not counted: tokenizer {path!r} is not on this machine (no such '
-            'folder, not in the Hugging Face cache) and is not fetched offline: set path= (or '
-            'tokenizer_path=) to a folder holding its tokenizer files (`hf download '
-            f'{path} --local-dir FOLDER` where the hub is reachable)'
-        )
+        assert line == (f'{model["abbr"]}: not counted: {not_on_this_machine(path)}')
     assert out[len(models) :] == [
         f'run total: nothing counted: none of the {len(models)} models can be counted here '
         f'(above); the {len(load_config(config).datasets)} datasets were not read'
@@ -189,6 +194,73 @@ def test_one_unreachable_tokenizer_is_found_in_well_under_a_second(warm, no_netw
         model_inputs(model, offline=True)
     assert time.perf_counter() - start < UNREACHABLE_SECONDS
     assert not no_network
+
+
+def test_every_command_loading_a_tokenizer_answers_offline_at_once(
+    tmp_path, demo, warm, no_network, capsys, monkeypatch
+):
+    """The README's own `lveval inputs ... --out` spent 55 s retrying the hub before a generic
+    connection error; it, the check before the weights and the wrappers now answer as
+    `--count-only` does: at once, naming the model and the fix."""
+    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.models.settings import OPENCOMPASS_KEYS
+    from opencompass_lveval.models.vllm import LongContextVLLM
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    monkeypatch.setenv('LVEVAL_DATA_DIR', str(demo / 'data' / 'demo'))
+    monkeypatch.delenv('LVEVAL_ALLOW_HUB', raising=False)
+    model = dict(load_config('eval_lveval.py').models[0])
+    expected = f'{model["abbr"]}: {not_on_this_machine(model["path"])}'
+    out = tmp_path / 'inputs.jsonl'
+    capsys.readouterr()
+    start = time.perf_counter()
+    argv = ['--out', str(out), '--models', model['abbr'], '--limit', '5']
+    assert main(['inputs', str(CONFIGS / 'eval_lveval.py'), *argv]) == 2
+    assert time.perf_counter() - start < 3
+    assert capsys.readouterr().err == f'error: {expected}\n'
+    assert not out.exists()
+    with pytest.raises(ModelConfigError) as caught:
+        check_before_weights(model, [])
+    assert str(caught.value) == expected
+    with pytest.raises(ModelConfigError) as caught:
+        LongContextVLLM(**{k: v for k, v in model.items() if k not in OPENCOMPASS_KEYS})
+    assert str(caught.value) == not_on_this_machine(model['path'])
+    assert not no_network
+
+
+def test_the_hub_is_asked_only_where_the_user_allows_it(monkeypatch, no_network):
+    """``LVEVAL_ALLOW_HUB=1`` lets transformers download (here it meets a hub that refuses);
+    unset or 0, the hub is never asked; anything else is a setting error naming the variable."""
+    import transformers
+
+    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.models.base import load_tokenizer
+
+    asked = []
+
+    def hub(path, **kwargs):
+        asked.append(kwargs.get('local_files_only', False))
+        raise OSError(f'{path}: the hub refused')
+
+    monkeypatch.setattr(transformers.AutoTokenizer, 'from_pretrained', hub)
+    for value in (None, '0'):
+        if value is None:
+            monkeypatch.delenv('LVEVAL_ALLOW_HUB', raising=False)
+        else:
+            monkeypatch.setenv('LVEVAL_ALLOW_HUB', value)
+        with pytest.raises(ModelConfigError, match='and the hub is not asked'):
+            load_tokenizer('org/model')
+    monkeypatch.setenv('LVEVAL_ALLOW_HUB', '1')
+    with pytest.raises(OSError, match='org/model: the hub refused'):
+        load_tokenizer('org/model')
+    assert asked == [True, True, False]
+    monkeypatch.setenv('LVEVAL_ALLOW_HUB', 'yes')
+    with pytest.raises(ModelConfigError) as caught:
+        load_tokenizer('org/model')
+    assert str(caught.value) == (
+        "LVEVAL_ALLOW_HUB is 'yes': set it to 1 to let tokenizers download from the Hugging Face "
+        'hub, or to 0 (or unset it) to read this machine alone'
+    )
 
 
 def test_the_api_rows_are_counted_with_cl100k_base_and_missing_data_named(

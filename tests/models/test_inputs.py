@@ -237,3 +237,59 @@ models = [dict(type=LongContextHF, abbr='llama2-exact', path={str(folders['llama
     assert first['truncated'] and first['input_ids'][:4] == [1, 733, 16289, 28793]
     official = [line for line in lines if line['mode'] == 'official']
     assert official and all(line['budget'] == official_max_length(300) for line in official)
+
+
+SETTINGS_CONFIG = """from mmengine.config import read_base
+with read_base():
+    from opencompass_lveval.configs.datasets.lveval.lveval_gen import lveval_datasets
+from opencompass_lveval.models.hf import LongContextHF
+datasets = [d for d in lveval_datasets if d['abbr'] in ('LVEval_cmrc_mixup_16k',
+                                                       'LVEval_loogle_SD_mixup_16k')]
+for d in datasets:
+    d['path'] = {data!r}
+    if d['abbr'] == 'LVEval_loogle_SD_mixup_16k':
+        d['infer_cfg']['inferencer']['max_out_len'] = -5
+models = [dict(type=LongContextHF, abbr='past-positions', path={short!r}, max_seq_len=4096),
+          dict(type=LongContextHF, abbr='large-tokenizer', path={mixed!r}, max_seq_len=512),
+          dict(type=LongContextHF, abbr='fits', path={short!r}, max_seq_len=512)]
+"""
+
+
+def test_lveval_inputs_checks_each_model_setting_against_its_config(tmp_path, capsys):
+    """A window past the model's 512 positions, a tokenizer larger than its embedding and a
+    negative answer length (which showed budgets past the window) are each named, where the
+    rest is counted."""
+    from opencompass_lveval.cli import main
+    from opencompass_lveval.lveval.synthetic import write_synthetic
+    from opencompass_lveval.testing import save_tiny_llama, train_tokenizer
+
+    write_synthetic(tmp_path / 'data', count=2, levels=['16k'])
+    short = save_tiny_llama(tmp_path / 'short')  # 512 positions
+    mixed = save_tiny_llama(tmp_path / 'mixed', tokenizer=train_tokenizer(['a small vocabulary']))
+    train_tokenizer().save_pretrained(mixed)
+    config = tmp_path / 'settings_config.py'
+    config.write_text(SETTINGS_CONFIG.format(data=str(tmp_path / 'data'), short=str(short),
+                                             mixed=str(mixed)))  # fmt: skip
+    capsys.readouterr()
+    assert main(['inputs', str(config), '--count-only']) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(
+        f'past-positions: not counted: {short}: max_seq_len 4096 is past the 512 positions of '
+        f'the model (max_position_embeddings 512, in {short}/config.json)'
+    )
+    assert lines[1].startswith(f'large-tokenizer: not counted: {mixed}: its tokenizer has ')
+    assert lines[2].startswith('fits (exact; ')
+    assert lines[3] == (
+        '  LVEval_loogle_SD_mixup_16k: not counted: max_out_len (the answer length, from the '
+        "dataset's inferencer) must be a positive number of tokens, not -5; set it there"
+    )
+    assert lines[4].startswith('  LVEval_cmrc_mixup_16k: 2 records, ')
+    assert 'budget 448 (exact)' in lines[4]  # the window less the official answer length, 64
+    out = tmp_path / 'inputs.jsonl'
+    for model, error in (
+        ('past-positions', f'past-positions: {short}: max_seq_len 4096 is past the 512 positions'),
+        ('fits', 'fits x LVEval_loogle_SD_mixup_16k: max_out_len (the answer length, from the '),
+    ):
+        assert main(['inputs', str(config), '--out', str(out), '--models', model]) == 2
+        assert capsys.readouterr().err.startswith(f'error: {error}')
+        assert not out.exists()

@@ -175,16 +175,19 @@ def test_the_vllm_version_is_read_from_whichever_distribution_carries_it(monkeyp
     assert vllm_module.installed_vllm_version() == vllm_module.VLLM_RANGE[1]
 
 
-def test_a_tokenizer_folder_is_read_once_per_process_until_it_changes(tmp_path):
+def test_a_tokenizer_folder_is_read_once_per_process_until_it_changes(tmp_path, monkeypatch):
     """The inference task's check and the model it builds share one load; a folder written
     again is read again."""
     from opencompass_lveval.models.base import load_tokenizer
+
+    monkeypatch.delenv('LVEVAL_ALLOW_HUB', raising=False)
 
     folder = tmp_path / 'tokenizer'
     train_tokenizer().save_pretrained(folder)
     first = load_tokenizer(str(folder))
     assert load_tokenizer(str(folder)) is first
-    assert load_tokenizer(str(folder), offline=True) is not first  # other settings, own load
+    assert load_tokenizer(str(folder), offline=True) is first  # offline is the default
+    assert load_tokenizer(str(folder), offline=False) is not first  # other settings, own load
     smaller = train_tokenizer(['a small text, a small vocabulary'])
     smaller.save_pretrained(folder)
     again = load_tokenizer(str(folder))
@@ -468,3 +471,166 @@ def test_api_rows_are_the_published_rows():
     windows = {m.path: m.window for m in API_PAPER_MODELS}
     assert windows['gpt-4-0613'] == 8192 and windows['gpt-3.5-turbo-1106'] == 16385
     assert windows['gpt-4-0125-preview'] == windows['gpt-4-1106-preview'] == 128000
+
+
+# The model's own config.json: positions, RoPE scaling, vocabulary ------------------------------
+
+
+def _with_config(folder, tmp_path, **changes):
+    """A copy of a model folder whose config.json has ``changes`` (None deletes a key)."""
+    import shutil
+
+    copy = shutil.copytree(folder, tmp_path / 'model')
+    config = json.loads((copy / 'config.json').read_text())
+    config.update(changes)
+    (copy / 'config.json').write_text(
+        json.dumps({k: v for k, v in config.items() if v is not None})
+    )
+    return str(copy)
+
+
+def _past_positions(folder, window: int, positions: int, how: str) -> str:
+    return (
+        f'{folder}: max_seq_len {window} is past the {positions} positions of the model ({how}, '
+        f'in {folder}/config.json): lower max_seq_len to {positions}, or give rope_scaling='
+        "dict(rope_type='yarn', factor=4.0, original_max_position_embeddings=32768) that covers "
+        f'{window}'
+    )
+
+
+def test_a_window_past_the_models_positions_is_refused_before_any_weights(fake_vllm, tiny_llama):
+    """8,698 ids went into a 2,048-position model: the window is checked against config.json
+    where a model config enters (both wrappers, the check before the weights)."""
+    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    folder = str(tiny_llama)
+    expected = _past_positions(folder, 4096, 512, 'max_position_embeddings 512')
+    for cls in (LongContextVLLM, LongContextHF):
+        with pytest.raises(ModelConfigError) as caught:
+            cls(path=folder, max_seq_len=4096, model_kwargs={'device_map': 'cpu'})
+        assert str(caught.value) == expected
+    model = dict(type=LongContextHF, abbr='tiny', path=folder, max_seq_len=4096, max_out_len=8)
+    with pytest.raises(ModelConfigError) as caught:
+        check_before_weights(model, [])
+    assert str(caught.value) == f'tiny: {expected}'
+    check_before_weights({**model, 'max_seq_len': 512}, [])  # the model's own window passes
+    assert LongContextVLLM(path=folder, max_seq_len=512).engine.kwargs['max_model_len'] == 512
+
+
+@pytest.mark.parametrize(
+    'scaling, positions, how',
+    [
+        ({'rope_type': 'linear', 'factor': 4.0}, 2048, 'max_position_embeddings 512 x linear RoPE '
+         'factor 4'),
+        ({'type': 'dynamic', 'factor': 2}, 1024, 'max_position_embeddings 512 x dynamic RoPE '
+         'factor 2'),
+        ({'rope_type': 'yarn', 'factor': 8.0, 'original_max_position_embeddings': 256}, 2048,
+         'yarn RoPE: 256 x 8'),
+        ({'rope_type': 'llama3', 'factor': 8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0,
+          'original_max_position_embeddings': 64}, 512, 'max_position_embeddings 512'),
+    ],
+)  # fmt: skip
+def test_a_rope_scaling_the_model_declares_counts_its_positions(
+    tiny_llama, tmp_path, scaling, positions, how
+):
+    from opencompass_lveval.errors import ModelConfigError
+
+    folder = _with_config(tiny_llama, tmp_path, rope_parameters={**scaling, 'rope_theta': 1e4})
+    model = dict(type=LongContextHF, abbr='m', path=folder, max_seq_len=positions)
+    assert LongContextHF.config_builder(model).window == positions
+    with pytest.raises(ModelConfigError) as caught:
+        LongContextHF.config_builder({**model, 'max_seq_len': positions + 1})
+    assert str(caught.value) == 'm: ' + _past_positions(folder, positions + 1, positions, how)
+
+
+def test_the_packages_rope_scaling_counts_the_positions_it_covers(fake_vllm, tiny_llama):
+    from opencompass_lveval.errors import ModelConfigError
+
+    folder = str(tiny_llama)
+    yarn = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 512}
+    model = LongContextVLLM(path=folder, max_seq_len=2048, rope_scaling=yarn)
+    assert model.engine.kwargs['hf_overrides']['max_position_embeddings'] == 2048
+    with pytest.raises(ModelConfigError) as caught:
+        LongContextVLLM(path=folder, max_seq_len=4096, rope_scaling=yarn)
+    how = 'max_position_embeddings 512, rope_scaling= covering 2048'
+    assert str(caught.value) == _past_positions(folder, 4096, 2048, how)
+    with pytest.raises(ModelConfigError, match=r'rope_scaling needs rope_type \(a name\), factor'):
+        LongContextVLLM(path=folder, max_seq_len=512, rope_scaling={'factor': 4.0})
+    # vLLM's own hf_overrides raise the positions as vLLM applies them
+    overrides = {'hf_overrides': {'max_position_embeddings': 1024}}
+    assert LongContextVLLM(path=folder, max_seq_len=1024, model_kwargs=overrides).engine
+
+
+def test_a_tokenizer_larger_than_the_embedding_is_refused_before_any_weights(tmp_path):
+    """Ids past the embedding fail inside the model (an IndexError here, a device-side assert on
+    a GPU), after the weights load: refused before, naming both sizes."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from opencompass_lveval.errors import ModelConfigError
+
+    small = train_tokenizer(['a small text, a small vocabulary'])
+    folder = save_tiny_llama(tmp_path / 'model', tokenizer=small)
+    large = train_tokenizer()
+    large.save_pretrained(folder)  # the tokenizer of another model, over this one's
+    weights = AutoModelForCausalLM.from_pretrained(folder)
+    with pytest.raises(IndexError):  # what the model does with the tokenizer's last id
+        weights(input_ids=torch.tensor([[len(large) - 1]]))
+    with pytest.raises(ModelConfigError) as caught:
+        LongContextHF(path=str(folder), max_seq_len=512, model_kwargs={'device_map': 'cpu'})
+    assert str(caught.value) == (
+        f'{folder}: its tokenizer has {len(large)} tokens, more than the {len(small)} ids of the '
+        f"model's embedding (vocab_size in {folder}/config.json): ids from {len(small)} up fail "
+        'inside the model. Give the tokenizer the model was trained with (its own files, or '
+        'tokenizer_path=)'
+    )
+
+
+@pytest.mark.parametrize('value', [0, -5, None, 2.5, True])
+def test_an_answer_length_that_is_no_positive_count_fails_before_any_weights(
+    tokenizer_folder, value
+):
+    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.runner.infer_task import check_before_weights
+
+    model = dict(type=LongContextHF, abbr='tiny', path=tokenizer_folder, max_seq_len=600)
+    gen = dict(abbr='LVEval_cmrc_mixup_16k', infer_cfg=dict(inferencer=dict(type='GenInferencer')))
+    with pytest.raises(ModelConfigError) as caught:
+        check_before_weights({**model, 'max_out_len': value}, [gen])
+    assert str(caught.value) == (
+        'tiny on LVEval_cmrc_mixup_16k: max_out_len (the answer length, from the model config) '
+        f'must be a positive number of tokens, not {value!r}; set it there'
+    )
+    gen['infer_cfg']['inferencer']['max_out_len'] = value
+    with pytest.raises(ModelConfigError, match="from the dataset's inferencer"):
+        check_before_weights({**model, 'max_out_len': 64}, [gen])
+    ppl = dict(abbr='ppl', infer_cfg=dict(inferencer=dict(type='PPLInferencer')))
+    check_before_weights({**model, 'max_out_len': value}, [ppl])  # perplexity generates nothing
+
+
+def test_a_negative_answer_length_never_makes_a_budget_past_the_window(fake_vllm, tokenizer_folder):
+    from opencompass_lveval.errors import ModelConfigError
+
+    model = LongContextVLLM(path=tokenizer_folder, max_seq_len=600)
+    with pytest.raises(
+        ModelConfigError, match=r'max_out_len \(the answer length\) must be a whole'
+    ):
+        model.generate(['Question: short?'], max_out_len=-5)
+    assert model.engine.calls == []
+
+
+def test_a_vllm_max_model_len_below_the_window_is_refused(fake_vllm, tokenizer_folder):
+    from opencompass_lveval.errors import ModelConfigError
+
+    with pytest.raises(ModelConfigError) as caught:
+        LongContextVLLM(path=tokenizer_folder, max_seq_len=600, model_kwargs={'max_model_len': 512})
+    assert str(caught.value) == (
+        f'{tokenizer_folder}: model_kwargs max_model_len 512 is less than max_seq_len 600, the '
+        'window inputs are cut to (vLLM would refuse the longest): leave max_model_len out, '
+        'max_seq_len becomes it'
+    )
+    larger = LongContextVLLM(
+        path=tokenizer_folder, max_seq_len=600, model_kwargs={'max_model_len': 1024}
+    )
+    assert larger.engine.kwargs['max_model_len'] == 1024

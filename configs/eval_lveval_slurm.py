@@ -6,7 +6,8 @@
 # Evaluation: CPU only, on the `cpu` partition. A task asking for more GPUs than a node of its
 # partition offers (per `sinfo`) is refused before submission, with the reason in its log file
 # and in `lveval leaderboard`, instead of failing in Slurm three times.
-# Set the partition names below; afterwards `lveval leaderboard outputs/lveval_slurm --strict`
+# Set the partition names below; afterwards
+# `lveval leaderboard outputs/lveval_slurm --out board --strict`
 # fails if any result is missing.
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner

@@ -178,16 +178,24 @@ class CutOffProxy:
 
 
 class HostileServer:
-    """An endpoint on 127.0.0.1 that answers every request with ``answer(handler, body)`` (the
-    builders below: a drip, a huge body, a redirect, an echo of the key, odd content) and records
-    what it was sent (method, path, JSON body and Authorization header) and how many connections
-    were opened to it."""
+    """An endpoint on 127.0.0.1 (HTTPS with ``tls``) that answers every request with
+    ``answer(handler, body)`` (the builders below: a drip, a huge body, a redirect, an echo of the
+    key, odd content) and records what it was sent (method, path, JSON body and Authorization
+    header) and how many connections were opened to it."""
 
-    def __init__(self, answer) -> None:
+    def __init__(self, answer, tls: tuple[Path, Path] | None = None) -> None:
         self.answer, self.requests, self.connections = answer, [], 0
         self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
         self._server.daemon_threads = True
-        self.url = f'http://127.0.0.1:{self._server.server_address[1]}/v1'
+        scheme = 'http'
+        if tls is not None:  # (certificate, key): HTTPS
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            scheme = 'https'
+        self.url = f'{scheme}://127.0.0.1:{self._server.server_address[1]}/v1'
         threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
 
     def _handler(self):
@@ -230,6 +238,24 @@ class HostileServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by the openssl command (skip without it);
+    trusted by requests through ``REQUESTS_CA_BUNDLE``."""
+    import shutil
+
+    if shutil.which('openssl') is None:
+        pytest.skip('the openssl command is needed to make a certificate for an HTTPS server')
+    certificate, key = folder / 'cert.pem', folder / 'key.pem'
+    subprocess.run(
+        ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
+         '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+         '-keyout', str(key), '-out', str(certificate)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return certificate, key
 
 
 def send(handler, status: int, data: bytes, headers: dict | None = None) -> None:
@@ -332,13 +358,14 @@ def encoded_forms(key: str) -> dict[str, str]:
     }
 
 
-def echo_key(status: int):
-    """``status`` with a plain-text body holding the Bearer key it was sent in every encoded form,
-    one per line (a 2xx: a completion whose answer holds them)."""
+def echo_key(status: int, forms=None):
+    """``status`` with a plain-text body holding the Bearer key it was sent in every encoded form
+    (or those named in ``forms``), one per line (a 2xx: a completion whose answer holds them)."""
 
     def answer(handler, body):
         key = (handler.headers.get('Authorization') or '').removeprefix('Bearer ')
-        lines = '\n'.join(f'{name}: {form}' for name, form in encoded_forms(key).items())
+        chosen = {n: f for n, f in encoded_forms(key).items() if forms is None or n in forms}
+        lines = '\n'.join(f'{name}: {form}' for name, form in chosen.items())
         if status < 300:
             return completion(lines)(handler, body)
         send(handler, status, lines.encode(), {'Content-Type': 'text/plain'})

@@ -269,8 +269,8 @@ def test_a_key_the_server_echoes_is_in_no_error_log_or_record(
 ):
     """The key echoed in a 401 (body and headers), in a 5xx's text where the 300-character cut
     of a message falls inside it, in a body that is no completion and in an answer, and a
-    password in the URL echoed as its Basic header: none
-    is in an error raised, a log line, a cached reply or a usage record (their heads neither)."""
+    password in the URL echoed as its Basic header: none is in an error raised, a log line, a
+    cached reply or a usage record (their heads neither); a key with a newline is never sent."""
     monkeypatch.setenv('LVEVAL_TEST_KEY', SECRET)
     caplog.set_level(logging.DEBUG)
     failing = {

@@ -11,7 +11,16 @@ import time
 import tracemalloc
 
 import pytest
-from servers import HostileServer, completion, drip, echo_key, encoded_forms, huge, redirect
+from servers import (
+    HostileServer,
+    completion,
+    drip,
+    echo_key,
+    encoded_forms,
+    huge,
+    redirect,
+    self_signed_certificate,
+)
 from test_api import marked_prompt
 
 from opencompass_lveval.errors import ApiError, ModelConfigError
@@ -109,6 +118,24 @@ def test_a_server_that_drips_is_cut_off_at_the_deadline(tmp_path, headers_at_onc
     assert 'after 2 attempts: no whole reply within timeout=1 s' in str(error.value)
     assert len(server.requests) == 2 and 2 <= took < 4
     assert cached_files(tmp_path) == []
+
+
+def test_the_deadline_holds_over_https(tmp_path, monkeypatch):
+    """Real APIs are HTTPS: the deadline shuts the socket under TLS alike, and a good answer
+    still comes over one kept-alive connection."""
+    tls = self_signed_certificate(tmp_path)
+    monkeypatch.setenv('REQUESTS_CA_BUNDLE', str(tls[0]))
+    with HostileServer(drip(0.2), tls) as server:
+        model = api(server.url, tmp_path, timeout=1)
+        started = time.perf_counter()
+        with pytest.raises(ApiError, match='no whole reply within timeout=1 s'):
+            model.generate([marked_prompt(5)], 8)
+    assert server.url.startswith('https://') and time.perf_counter() - started < 2
+    with HostileServer(completion('answered'), tls) as server:
+        model = api(server.url, tmp_path, timeout=5)
+        assert model.generate([marked_prompt(5)], 8) == ['answered']
+        assert model.generate([marked_prompt(6)], 8) == ['answered']
+    assert server.connections == 1
 
 
 @pytest.mark.parametrize(

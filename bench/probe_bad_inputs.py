@@ -22,6 +22,7 @@ import csv
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -32,8 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / 'tests'))  # the hostile servers
 
 from corpora import DEFAULT, stackselect_questions  # noqa: E402
+from servers import HostileServer, completion, drip, echo_key, huge, redirect  # noqa: E402
 
 CORPORA = DEFAULT
 BOOK = CORPORA / 'en' / 'alice_in_wonderland.txt'
@@ -831,6 +834,41 @@ def compare_cell(change, text=None):
             return GOOD, verdict[:100]
         return WRONG, f'compared: {verdict[:90]}'
 
+
+# ---- the API client against hostile local servers (issue 37) --------------------------------
+
+PROBE_KEY = 'sk-proj/Ab+Cd=Ef\\Gh-PROBESECRET-9'  # '/', '+', '=', a backslash
+SECRET_PART = 'PROBESECRET'
+PROMPT = '[[{"role": "HUMAN", "prompt": "Where is the key?"}]]'
+
+
+def api_run(p: Probe, url: str, settings: str = '', env=None, timeout=60) -> Ran:
+    """A GPT row of ``LongContextAPI`` built against ``url`` and asked one prompt, in a fresh
+    process: it prints ``built`` once the model is built, then the answer."""
+    code = (
+        'from opencompass_lveval.models.api import LongContextAPI\n'
+        "model = LongContextAPI(path='gpt-4-0613', max_seq_len=8192, tokenizer_path='cl100k_base',"
+        f' url={url!r}, cache_dir={str(p.tmp / "cache")!r}, {settings})\n'
+        "print('built', flush=True)\n"
+        f"print('answer:', repr(model.generate({PROMPT}, 8)[0]))\n"
+    )
+    return p.python(code, env=env, timeout=timeout)
+
+
+def cached_texts(p: Probe) -> list[str]:
+    return [path.read_text('utf-8') for path in sorted((p.tmp / 'cache').rglob('*.json'))]
+
+
+def echoed_key(forms):
+    """A server that refuses the key and echoes it in ``forms``: unsafe when any of it shows."""
+
+    def case(p: Probe):
+        with HostileServer(echo_key(401, forms)) as server:
+            ran = api_run(p, server.url, "key_env='PROBE_KEY', retry=0", {'PROBE_KEY': PROBE_KEY})
+        if SECRET_PART in ran.out:
+            return UNSAFE, 'the key, ' + ' / '.join(forms) + ', is in the error'
+        return refusal(ran, 'redacted')
+
     return case
 
 
@@ -870,6 +908,153 @@ def compare_synthetic(p: Probe):
     return (
         GOOD if ran.mentions('synthetic') else WRONG
     ), f'synthetic said: {ran.mentions("synthetic")}'
+
+
+def unsendable_key(key: str):
+    """A key no header can carry: unsafe when it shows; a crash when it fails at the request."""
+
+    def case(p: Probe):
+        with HostileServer(completion('x')) as server:
+            ran = api_run(p, server.url, "key_env='PROBE_KEY', retry=0", {'PROBE_KEY': key})
+        if SECRET_PART in ran.out:
+            return UNSAFE, 'the key is in the error'
+        if ran.mentions('built'):
+            return CRASH, f'built, then failed at the request: {ran.last_line()}'
+        return refusal(ran, 'PROBE_KEY')
+
+    return case
+
+
+def dripping(headers_at_once: bool, settings: str = 'timeout=2, retry=0'):
+    """A server that sends a byte every 0.5 s: unbounded when the request outlives 30 s."""
+
+    def case(p: Probe):
+        with HostileServer(drip(0.5, headers_at_once)) as server:
+            ran = api_run(p, server.url, settings, timeout=30)
+        return refusal(ran, 'timeout')
+
+    return case
+
+
+def timeout_value(value: str):
+    """A timeout no request can keep, against a server that answers: refused when the model is
+    built, else a crash (it fails at the first request) or silently accepted."""
+
+    def case(p: Probe):
+        with HostileServer(completion('answered')) as server:
+            ran = api_run(p, server.url, f'timeout={value}, retry=0', timeout=30)
+        if ran.mentions('built') and ran.rc != 0 and not ran.timed_out:
+            return CRASH, f'built, then failed at the first request: {ran.last_line()}'
+        return refusal(ran, 'timeout')
+
+    return case
+
+
+def huge_reply(declared: bool):
+    """200 MB for an 8-token request: unbounded when it is read whole (the peak memory over that
+    of a run answered a few bytes), cached or answered."""
+
+    def case(p: Probe):
+        with HostileServer(completion('ok')) as server:
+            baseline = api_run(p, server.url, 'retry=0').peak_mb
+        shutil.rmtree(p.tmp / 'cache')  # the same request: it would be answered from there
+        with HostileServer(huge(200 * 2**20, declared)) as server:
+            ran = api_run(p, server.url, 'retry=0', timeout=120)
+        cached = sum(len(text) for text in cached_texts(p))
+        grown = ran.peak_mb - baseline
+        if ran.rc == 0 or cached > 2**20 or grown > 200:
+            return UNBOUNDED, f'+{grown:.0f} MB peak, {cached / 2**20:.0f} MB cached'
+        verdict, said = refusal(ran, 'max_reply_bytes')
+        return verdict, f'+{grown:.0f} MB peak: {said}'
+
+    return case
+
+
+def retry_after_cap(p: Probe):
+    """Retry-After: 3600 on every attempt, with ``max_wait_s=1``: unbounded when the cap
+    cannot be set (or does not hold)."""
+
+    def later(handler, body):
+        handler.send_response(429)
+        handler.send_header('Retry-After', '3600')
+        handler.send_header('Content-Length', '0')
+        handler.end_headers()
+
+    with HostileServer(later) as server:
+        ran = api_run(p, server.url, 'retry=1, max_wait_s=1', timeout=60)
+    if ran.mentions('unknown setting'):
+        return UNBOUNDED, 'max_wait_s cannot be set: ' + ran.last_line()
+    return refusal(ran, 'HTTP 429')
+
+
+def answer_content(content, expected=None):
+    """A 200 whose content is ``content``: silently wrong when the answer differs from
+    ``expected`` (the joined parts) or, with no text expected, when anything was answered or
+    cached."""
+
+    def case(p: Probe):
+        with HostileServer(completion(content)) as server:
+            ran = api_run(p, server.url, 'retry=0')
+        if expected is not None:
+            if ran.mentions(f'answer: {expected!r}'):
+                return GOOD, ran.last_line()
+            return WRONG, ran.last_line()
+        if ran.rc == 0 or cached_texts(p):
+            return WRONG, f'answered {ran.last_line()!r}, {len(cached_texts(p))} cached'
+        return refusal(ran, 'sample 0')
+
+    return case
+
+
+def redirected(status: int):
+    """A redirect to another local server: silently wrong when the other host answers."""
+
+    def case(p: Probe):
+        with HostileServer(completion('the other host')) as other:
+            with HostileServer(redirect(status, f'{other.url}/chat/completions')) as server:
+                ran = api_run(p, server.url, 'retry=0')
+            if other.requests or ran.mentions('the other host'):
+                return WRONG, f'{len(other.requests)} request(s) to the other host: ' + (
+                    ran.last_line()
+                )
+        return refusal(ran, other.url)
+
+    return case
+
+
+def impossible_url(url: str):
+    """A URL no request can reach: a crash when it is built and then retried as an outage."""
+
+    def case(p: Probe):
+        ran = api_run(p, url, 'retry=5', timeout=120)
+        if ran.mentions('built'):
+            return CRASH, f'built, then retried for {ran.seconds:.0f} s: {ran.last_line()}'
+        return refusal(ran, 'url')
+
+    return case
+
+
+def cache_entry(change: dict):
+    """A cached reply edited to a wrong type: a crash when the resumed run breaks on it, silently
+    wrong when it answers from it."""
+
+    def case(p: Probe):
+        with HostileServer(completion('Paris')) as server:
+            api_run(p, server.url, 'retry=0')
+            [entry] = (p.tmp / 'cache').rglob('*.json')
+            entry.write_text(json.dumps({**json.loads(entry.read_text()), **change}), 'utf-8')
+            ran = api_run(p, server.url, 'retry=0')
+            asked = len(server.requests)
+        if ran.rc == 0 and ran.mentions("answer: 'Paris'") and asked == 2:
+            named = [
+                line.split('.json: ')[-1] for line in ran.out.splitlines() if '.json: ' in line
+            ]
+            return GOOD, f'asked again; {(named or ["the entry not named"])[0][:100]}'
+        if ran.rc == 0:
+            return WRONG, f'answered from the bad entry: {ran.last_line()}'
+        return refusal(ran, entry.name)
+
+    return case
 
 
 LOAD_LVEVAL = (
@@ -1055,6 +1240,42 @@ CASES = {
     # unbounded reads
     'board-100-missing-datasets': leaderboard_with_many_missing,
     'bestanswer-source-x4': bestanswer_growth,
+    # the API client against hostile servers, careless settings (issue 37)
+    **{
+        f'api-key-echoed-{name}': echoed_key([form])
+        for name, form in {
+            'url-encoded': 'url-encoded',
+            'url-encoded-slash-kept': 'url-encoded, / kept',
+            'url-encoded-lower-hex': 'url-encoded, lower-case hex',
+            'form-encoded': 'form-encoded',
+            'json-escaped': 'json-escaped',
+            'json-escaped-slash': 'json-escaped, / escaped',
+            'repr': 'repr',
+        }.items()
+    },
+    'api-key-newline': unsendable_key(PROBE_KEY + '\n'),
+    'api-key-curly-quotes': unsendable_key('\u201c' + PROBE_KEY + '\u201d'),
+    'api-drip-headers': dripping(headers_at_once=False),
+    'api-drip-body': dripping(headers_at_once=True),
+    'api-timeout-none-drip': dripping(headers_at_once=False, settings='timeout=None, retry=0'),
+    'api-timeout-0': timeout_value('0'),
+    'api-timeout-negative': timeout_value('-5'),
+    'api-huge-reply': huge_reply(declared=False),
+    'api-huge-reply-declared': huge_reply(declared=True),
+    'api-retry-after-3600': retry_after_cap,
+    'api-content-null': answer_content(None),
+    'api-content-number': answer_content(42),
+    'api-content-parts': answer_content(
+        [{'type': 'text', 'text': 'Par'}, {'type': 'text', 'text': 'is'}], expected='Paris'
+    ),
+    'api-redirect-301': redirected(301),
+    'api-redirect-302': redirected(302),
+    'api-redirect-307': redirected(307),
+    'api-url-no-host': impossible_url('http:///v1'),
+    'api-url-port-99999': impossible_url('http://127.0.0.1:99999/v1'),
+    'api-url-port-letters': impossible_url('http://127.0.0.1:80a/v1'),
+    'api-cache-prompt-tokens-string': cache_entry({'prompt_tokens': 'abc'}),
+    'api-cache-text-number': cache_entry({'text': 42}),
     # Slurm
     'slurm-two-gpu-kinds': slurm_gpu_kinds,
     # the LLM judge against chat servers on 127.0.0.1

@@ -5,15 +5,19 @@ carries a real tokenizer."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -228,3 +232,199 @@ class ChatServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class HostileServer:
+    """An endpoint on 127.0.0.1 (HTTPS with ``tls``) that answers every request with
+    ``answer(handler, body)`` (the builders below: a drip, a huge body, a redirect, an echo of the
+    key, odd content) and records what it was sent (method, path, JSON body and Authorization
+    header) and how many connections were opened to it."""
+
+    def __init__(self, answer, tls: tuple[Path, Path] | None = None) -> None:
+        self.answer, self.requests, self.connections = answer, [], 0
+        self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        self._server.daemon_threads = True
+        scheme = 'http'
+        if tls is not None:  # (certificate, key): HTTPS
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            scheme = 'https'
+        self.url = f'{scheme}://127.0.0.1:{self._server.server_address[1]}/v1'
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def _handler(self):
+        server = self
+
+        class Answer(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def log_message(self, *args):
+                pass
+
+            def setup(self):
+                server.connections += 1
+                super().setup()
+
+            def _any(self):
+                size = int(self.headers.get('Content-Length') or 0)
+                body = json.loads(self.rfile.read(size)) if size else None
+                server.requests.append(
+                    {
+                        'method': self.command,
+                        'path': self.path,
+                        'body': body,
+                        'auth': self.headers.get('Authorization'),
+                    }
+                )
+                with contextlib.suppress(OSError):  # the client gave up: nothing to answer
+                    server.answer(self, body)
+
+            do_POST = do_GET = _any
+
+        return Answer
+
+    def __enter__(self) -> HostileServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by the openssl command (skip without it);
+    trusted by requests through ``REQUESTS_CA_BUNDLE``."""
+    import shutil
+
+    if shutil.which('openssl') is None:
+        pytest.skip('the openssl command is needed to make a certificate for an HTTPS server')
+    certificate, key = folder / 'cert.pem', folder / 'key.pem'
+    subprocess.run(
+        ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1',
+         '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
+         '-keyout', str(key), '-out', str(certificate)],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return certificate, key
+
+
+def send(handler, status: int, data: bytes, headers: dict | None = None) -> None:
+    handler.send_response(status)
+    for name, value in {'Content-Type': 'application/json', **(headers or {})}.items():
+        handler.send_header(name, value)
+    handler.send_header('Content-Length', str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def completion(content, finish_reason='stop'):
+    """A 200 whose answer is ``content`` (any JSON value: a string, null, a list of parts, a
+    number), as a chat message or a completion's text as the route asks."""
+
+    def answer(handler, body):
+        chat = handler.path.endswith('chat/completions')
+        choice = {'message': {'role': 'assistant', 'content': content}} if chat else {}
+        choice = choice or {'text': content}
+        payload = {
+            'choices': [{**choice, 'index': 0, 'finish_reason': finish_reason}],
+            'usage': {'prompt_tokens': 11, 'completion_tokens': 2, 'total_tokens': 13},
+        }
+        send(handler, 200, json.dumps(payload).encode())
+
+    return answer
+
+
+def drip(seconds_per_byte: float, headers_at_once: bool = False):
+    """A 200 whose every byte, from the status line on (or from the body on, the headers sent at
+    once), comes ``seconds_per_byte`` after the last: a per-read timeout never fires. Drips until
+    the client hangs up."""
+
+    def answer(handler, body):
+        head = (
+            b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n'
+        )
+        if headers_at_once:
+            handler.wfile.write(head)
+            head = b''
+        for byte in head + b'{"choices": [' + b' ' * 100_000:
+            handler.wfile.write(bytes([byte]))
+            handler.wfile.flush()
+            time.sleep(seconds_per_byte)
+
+    return answer
+
+
+def huge(size: int, declared: bool = True):
+    """A 200 that starts a completion and pads its text to ``size`` bytes, with a Content-Length
+    (``declared``) or none (read to the end of the connection); ``answer.written`` counts the
+    bytes the client took before it hung up."""
+
+    def answer(handler, body):
+        head = b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+        tail = b'"}}], "usage": {"prompt_tokens": 11, "completion_tokens": 16}}'
+        handler.send_response(200)
+        handler.send_header('Content-Type', 'application/json')
+        if declared:
+            handler.send_header('Content-Length', str(size))
+        else:
+            handler.send_header('Connection', 'close')
+            handler.close_connection = True
+        handler.end_headers()
+        handler.wfile.write(head)
+        answer.written = len(head)
+        block = b'x' * 65536
+        left = size - len(head) - len(tail)
+        while left > 0:
+            handler.wfile.write(block[: min(left, len(block))])
+            answer.written += min(left, len(block))
+            left -= len(block)
+        handler.wfile.write(tail)
+
+    answer.written = 0
+    return answer
+
+
+def redirect(status: int, location: str):
+    def answer(handler, body):
+        send(handler, status, b'', {'Location': location})
+
+    return answer
+
+
+def encoded_forms(key: str) -> dict[str, str]:
+    """The forms in which a server may send a key back: percent-encoded (every reserved
+    character, or '/' kept; '+' for a space; lower-case hex), JSON-escaped (with '\\/'), as
+    Python's repr writes it."""
+    quoted = urllib.parse.quote(key, safe='')
+    return {
+        'raw': key,
+        'url-encoded': quoted,
+        'url-encoded, / kept': urllib.parse.quote(key),
+        'form-encoded': urllib.parse.quote_plus(key),
+        'url-encoded, lower-case hex': re.sub(r'%[0-9A-F]{2}', lambda m: m[0].lower(), quoted),
+        'json-escaped': json.dumps(key)[1:-1],
+        'json-escaped, / escaped': json.dumps(key)[1:-1].replace('/', '\\/'),
+        'repr': repr(key),
+    }
+
+
+def echo_key(status: int, forms=None):
+    """``status`` with a plain-text body holding the Bearer key it was sent in every encoded form
+    (or those named in ``forms``), one per line (a 2xx: a completion whose answer holds them)."""
+
+    def answer(handler, body):
+        key = (handler.headers.get('Authorization') or '').removeprefix('Bearer ')
+        chosen = {n: f for n, f in encoded_forms(key).items() if forms is None or n in forms}
+        lines = '\n'.join(f'{name}: {form}' for name, form in chosen.items())
+        if status < 300:
+            return completion(lines)(handler, body)
+        send(handler, status, lines.encode(), {'Content-Type': 'text/plain'})
+
+    return answer

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from parity_data import DATA
+from servers import HostileServer, completion, drip, echo_key, huge, redirect
 
 from opencompass_lveval.cli import main
 
@@ -727,6 +728,124 @@ def compare_names_a_run_without_results(tmp: Path) -> str:
     return lveval('compare', empty, compared_run(tmp, 'a'))
 
 
+def api_model(url: str, tmp: Path, **settings):
+    """A GPT row of the API client against ``url`` (a hostile local server), its replies cached
+    under ``tmp``."""
+    from opencompass_lveval.models.api import LongContextAPI
+
+    config = dict(path='gpt-4-0613', max_seq_len=8192, tokenizer_path='cl100k_base', retry=0)
+    return LongContextAPI(url=url, cache_dir=str(tmp / 'cache'), **{**config, **settings})
+
+
+def ask(model) -> str:
+    """What asking the model one prompt gives: its answer, or the error it raises."""
+    try:
+        return f'answer: {model.generate([[{"role": "HUMAN", "prompt": "Where?"}]], 8)[0]}'
+    except Exception as exc:
+        return f'{type(exc).__name__}: {exc}'
+
+
+def cached_entries(tmp: Path) -> str:
+    return f'\ncached entries: {len(list((tmp / "cache").rglob("*.json")))}'
+
+
+def api_key_echoed_encoded_is_redacted(tmp: Path) -> str:
+    import os
+
+    key = 'sk-proj/Ab+Cd=Ef-SECRETPART-9'
+    saved = os.environ.get('LVEVAL_TEST_KEY')
+    os.environ['LVEVAL_TEST_KEY'] = key
+    try:
+        with HostileServer(echo_key(401)) as server:
+            out = ask(api_model(server.url, tmp, key_env='LVEVAL_TEST_KEY'))
+        os.environ['LVEVAL_TEST_KEY'] = key + '\n'
+        try:
+            api_model(server.url, tmp, key_env='LVEVAL_TEST_KEY')
+        except ValueError as exc:
+            out += f'\n{exc}'
+    finally:
+        if saved is None:
+            del os.environ['LVEVAL_TEST_KEY']
+        else:
+            os.environ['LVEVAL_TEST_KEY'] = saved
+    assert 'SECRETPART' not in out
+    return out
+
+
+def api_drip_is_cut_at_the_deadline(tmp: Path) -> str:
+    with HostileServer(drip(0.2)) as server:
+        model = api_model(server.url, tmp, timeout=1)
+        started = time.perf_counter()
+        out = ask(model)
+        assert time.perf_counter() - started < 3
+        try:
+            api_model(server.url, tmp, timeout=None)
+        except ValueError as exc:
+            out += f'\n{exc}'
+    return out + cached_entries(tmp)
+
+
+def api_retry_after_is_capped(tmp: Path) -> str:
+    def later(handler, body):
+        handler.send_response(429)
+        handler.send_header('Retry-After', '3600')
+        handler.send_header('Content-Length', '0')
+        handler.end_headers()
+
+    with HostileServer(later) as server:
+        model = api_model(server.url, tmp, retry=2, max_wait_s=0.2)
+        started = time.perf_counter()
+        out = ask(model)
+    return out + f'\nwaited {time.perf_counter() - started:.0f} s in all'
+
+
+def api_huge_reply_is_refused(tmp: Path) -> str:
+    with HostileServer(huge(200 * 2**20, declared=False)) as server:
+        return ask(api_model(server.url, tmp)) + cached_entries(tmp)
+
+
+def api_content_not_text_is_an_error(tmp: Path) -> str:
+    with HostileServer(completion(None)) as server:
+        out = ask(api_model(server.url, tmp)) + cached_entries(tmp)
+    parts = [{'type': 'text', 'text': 'Par'}, {'type': 'text', 'text': 'is'}]
+    with HostileServer(completion(parts)) as server:
+        return out + '\n' + ask(api_model(server.url, tmp))
+
+
+def api_redirect_is_not_followed(tmp: Path) -> str:
+    with HostileServer(completion('the other host')) as other:
+        with HostileServer(redirect(302, other.url + '/chat/completions')) as server:
+            out = ask(api_model(server.url, tmp))
+        return out + f'\nrequests to the other host: {len(other.requests)}' + cached_entries(tmp)
+
+
+def api_impossible_url_is_refused_at_build(tmp: Path) -> str:
+    out = ''
+    for url in ('http:///v1', 'http://127.0.0.1:99999/v1'):
+        try:
+            api_model(url, tmp, retry=5)
+        except ValueError as exc:
+            out += f'{exc}\n'
+    return out
+
+
+def api_cache_entry_of_wrong_shape_is_asked_again(tmp: Path) -> str:
+    import logging
+
+    with HostileServer(completion('Paris')) as server:
+        ask(api_model(server.url, tmp))
+        [entry] = (tmp / 'cache').rglob('*.json')
+        entry.write_text(json.dumps({**json.loads(entry.read_text()), 'prompt_tokens': 'abc'}))
+        logged = io.StringIO()
+        handler = logging.StreamHandler(logged)
+        logging.getLogger('opencompass_lveval').addHandler(handler)
+        try:
+            out = ask(api_model(server.url, tmp))
+        finally:
+            logging.getLogger('opencompass_lveval').removeHandler(handler)
+        return f'{logged.getvalue()}{out}\nrequests: {len(server.requests)}'
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -774,6 +893,14 @@ CASES = {
     'answer-length-not-positive': answer_length_not_positive_is_refused,
     'tokenizer-not-here': hub_id_not_here_is_answered_at_once,
     'broken-plugin': broken_plugins_are_left_out,
+    'api-key-echoed-encoded': api_key_echoed_encoded_is_redacted,
+    'api-drip': api_drip_is_cut_at_the_deadline,
+    'api-retry-after-cap': api_retry_after_is_capped,
+    'api-huge-reply': api_huge_reply_is_refused,
+    'api-content-not-text': api_content_not_text_is_an_error,
+    'api-redirect': api_redirect_is_not_followed,
+    'api-impossible-url': api_impossible_url_is_refused_at_build,
+    'api-cache-entry-shape': api_cache_entry_of_wrong_shape_is_asked_again,
 }
 
 

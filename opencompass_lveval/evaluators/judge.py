@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..cache import JsonRecords
+from ..cache import COUNT, JsonRecords
 from ..errors import ApiError
 from ..models.api_client import cost_usd
 
@@ -219,7 +219,10 @@ class Judge:
         self.digest = settings_digest(judge_settings(self.config, max_out_len))
         self.prices = self.config.get('prices')
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
-        self.cache = JsonRecords(self.cache_dir / 'verdicts', 'reply') if self.cache_dir else None
+        self.cache = None
+        if self.cache_dir:
+            counts = {'prompt_tokens': COUNT, 'completion_tokens': COUNT}
+            self.cache = JsonRecords(self.cache_dir / 'verdicts', 'reply', fields=counts)
         self._model = model
         self.max_out_len = max_out_len
         self.concurrency = max(1, concurrency)

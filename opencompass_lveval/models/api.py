@@ -21,7 +21,15 @@ from opencompass.models.base_api import BaseAPIModel
 from opencompass.registry import MODELS
 
 from ..errors import ModelConfigError
-from .api_client import ApiReply, EndpointClient, check_prices, cost_usd
+from .api_client import (
+    DEFAULT_MAX_REPLY_BYTES,
+    DEFAULT_MAX_WAIT_S,
+    DEFAULT_TIMEOUT_S,
+    ApiReply,
+    EndpointClient,
+    check_prices,
+    cost_usd,
+)
 from .api_inputs import ApiInputBuilder, ApiRequest, TiktokenTokenizer, is_tiktoken_name
 from .base import check_model_path, load_tokenizer, usage_record
 from .settings import InputSettings, init_parameters
@@ -43,7 +51,10 @@ class LongContextAPI(BaseAPIModel):
     ``key_env``: the environment variable holding the key (None: no key). ``prices``: USD per 1M
     tokens, ``dict(prompt=..., completion=...)``. ``cache_dir``: the reply cache (the infer task
     puts it in the work folder). ``concurrency``: requests in flight per endpoint;
-    ``query_per_second``: OpenCompass's rate limit. The input settings of ``settings.py``
+    ``query_per_second``: OpenCompass's rate limit. Limits of each request (``api_client.py``):
+    ``timeout``, seconds for one attempt, connecting and the whole reply (600); ``retry``, attempts
+    after the first (5); ``max_wait_s``, the longest wait before a retry, a Retry-After included
+    (120); ``max_reply_bytes``, the most of a reply that is read (16 MiB). The input settings of ``settings.py``
     (``inputs``, ``chat``, ``conversation``, ``max_length``...) mean what they mean offline.
     """
 
@@ -61,8 +72,10 @@ class LongContextAPI(BaseAPIModel):
         prices: Optional[dict] = None,
         cache_dir: Optional[str] = None,
         concurrency: int = 8,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         retry: int = 5,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         query_per_second: float = 10,
         meta_template: Optional[dict] = None,
         generation_kwargs: Optional[dict] = None,
@@ -88,17 +101,22 @@ class LongContextAPI(BaseAPIModel):
             generation_kwargs=dict(generation_kwargs or {}),
         )
         check_prices(prices, self.settings.name)
+        try:
+            self.client = EndpointClient(
+                url,
+                key_env=key_env,
+                timeout=timeout,
+                retry=retry,
+                concurrency=concurrency,
+                max_wait_s=max_wait_s,
+                max_reply_bytes=max_reply_bytes,
+                cache_dir=cache_dir,
+            )
+            self.client.check_key()
+        except ModelConfigError as exc:
+            raise ModelConfigError(f'{self.settings.name}: {exc}') from None
         self.template_parser = prompt_parser(meta_template)
         self.builder = self.request_builder(config)
-        self.client = EndpointClient(
-            url,
-            key_env=key_env,
-            timeout=timeout,
-            retry=retry,
-            concurrency=concurrency,
-            cache_dir=cache_dir,
-        )
-        self.client.check_key()
         self.prices, self.concurrency = prices, concurrency
         self.usage: list[dict] = []  # one record per answered prompt, in order
         self.sample_offset = 0  # the index of the next prompt's sample (set by the infer task)

@@ -1,28 +1,38 @@
-"""Requests to an OpenAI-compatible endpoint: bounded concurrency, retries that wait as told, and a
-reply cache on disk.
+"""Requests to an OpenAI-compatible endpoint: bounded concurrency, retries that wait as told, every
+request bounded in time and size, and a reply cache on disk.
 
 - Concurrency: at most ``concurrency`` requests in flight per endpoint URL in one process, however
   many models or threads share it.
-- Retries: a timeout, a refused or dropped connection (a reply cut off midway included), 408, 409, 429 and 5xx are retried up to ``retry``
-  times, waiting the server's ``Retry-After`` where it gives one, else an exponential backoff with
-  jitter. 401 / 403 (a refused key) and other 4xx (a request the server will never take, such as a
-  context overflow) fail at once, with the server's message, in one line.
+- Retries: a timeout, a refused or dropped connection (a reply cut off midway included), 408, 409,
+  429 and 5xx are retried up to ``retry`` times, waiting the server's ``Retry-After`` where it
+  gives one, else an exponential backoff with jitter, never longer than ``max_wait_s``. 401 / 403
+  (a refused key) and other 4xx (a request the server will never take, such as a context overflow)
+  fail at once, with the server's message, in one line.
+- Bounds: each attempt ends within ``timeout`` seconds, connecting and the whole reply included
+  (``deadline.py``: a server that sends a byte a second is cut off); a reply is counted while it
+  is read and refused past ``max_reply_bytes``. A redirect is an error naming where it points,
+  never followed (requests would turn the POST into a GET to another host). An answer that is not
+  text (null, a number) is an error; OpenAI's content parts are joined.
+- Settings that no request could keep (a URL with no host or an impossible port, ``timeout=None``)
+  are refused when the client is built, not retried as outages.
 - Cache: each reply is stored under a hash of the request (route and the canonical body that is
-  sent; never the key or the URL), so a killed run resumed with ``-r`` sends only what it had not been answered, and a
-  server moved to another port still hits the cache.
-- Keys: read from the environment variable the config names, at request time; a key is never
-  stored on an object that is printed, logged, cached or written. What a server says back (an
-  error, an answer) is redacted of every secret the client sends (the key, and a user and
-  password in the URL, as they are and as their Basic header) before it is raised, logged,
-  cached or written: a server may echo the key it refused.
+  sent; never the key or the URL), so a killed run resumed with ``-r`` sends only what had not
+  been answered, and a server moved to another port still hits the cache. Only whole, typed
+  entries count (``cache.py``).
+- Keys: read from the environment variable the config names, at request time, and refused unless
+  printable ASCII (a header can carry nothing else); a key is never stored on an object that is
+  printed, logged, cached or written. What a server says back (an error, an answer, a redirect's
+  target) is redacted of every secret the client sends (the key, and a user and password in the
+  URL, as they are and as their Basic header), in every form it can come back in
+  (``redaction.py``), before it is raised, logged, cached or written.
 """
 
 from __future__ import annotations
 
-import base64
 import email.utils
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -33,12 +43,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..cache import JsonRecords
+from ..cache import COUNT, OPTIONAL_TEXT, SECONDS, JsonRecords
 from ..errors import ApiError, ModelConfigError
+from .redaction import key_problem, redacted, secret_forms, shown_url, url_secrets
 
 RETRIED_STATUS = frozenset({408, 409, 429})
-REDACTED = '[redacted]'  # what stands where a secret was
+DEFAULT_TIMEOUT_S = 600.0  # one attempt, connecting and the whole reply
+DEFAULT_MAX_WAIT_S = 120.0  # the longest wait before a retry, a Retry-After included
+DEFAULT_MAX_REPLY_BYTES = 16 * 2**20  # an answer of 100k tokens is a few MB of JSON
 CACHED_FIELDS = ('text', 'prompt_tokens', 'completion_tokens', 'latency_s', 'finish_reason')
+# The types a cache entry's fields must have (besides its text), as this client writes them.
+CACHED_SHAPE = {
+    'prompt_tokens': COUNT,
+    'completion_tokens': COUNT,
+    'latency_s': SECONDS,
+    'finish_reason': OPTIONAL_TEXT,
+}
+_READ_CHUNK = 256 * 1024  # bytes a reply is read in
 _LIMITS: dict[str, threading.BoundedSemaphore] = {}
 _LIMITS_LOCK = threading.Lock()
 
@@ -158,30 +179,117 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _server_message(response, redact: Callable[[str], str]) -> str:
-    """The error the server gave, in one line, redacted, short (cut after redacting: a secret
-    across the cut would leave its head behind)."""
+def _one_line(text: str | bytes, redact: Callable[[str], str], length: int) -> str:
+    """What a server sent, redacted, then in one line and short (redacted first: a secret across
+    the cut would leave its head behind, and one across a run of spaces would be joined up)."""
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    return ' '.join(redact(text).split())[:length]
+
+
+def _server_message(body: bytes, redact: Callable[[str], str]) -> str:
+    """The error the server gave (its JSON ``error.message`` or ``detail``, else its text)."""
     try:
-        payload = response.json()
-        error = payload.get('error', payload) if isinstance(payload, dict) else payload
-        message = (
-            error.get('message', error.get('detail', error)) if isinstance(error, dict) else error
-        )
+        payload = json.loads(body)
     except ValueError:
-        message = response.text
-    return redact(' '.join(str(message).split()))[:300]
-
-
-def redacted(text: str, secrets: list[str]) -> str:
-    """``text`` with each of ``secrets`` (longest first) replaced by ``REDACTED``."""
-    for secret in sorted(secrets, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
+        return _one_line(body, redact, 300)
+    error = payload.get('error', payload) if isinstance(payload, dict) else payload
+    message = error.get('message', error.get('detail', error)) if isinstance(error, dict) else error
+    return _one_line(str(message), redact, 300)
 
 
 def _usage_count(usage: dict, name: str) -> int:
     value = usage.get(name)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else -1
+
+
+def _answer_text(content: Any) -> Optional[str]:
+    """The text of an answer: a string, or OpenAI's content parts (``[{'type': 'text', 'text':
+    ...}, ...]``) joined; None for anything else (null, a number, a part that is no text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and part.get('type') == 'text' and isinstance(part.get('text'), str)
+        for part in content
+    ):
+        return ''.join(part['text'] for part in content)
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_LIMIT_RULES = {
+    'timeout': (
+        'a number of seconds > 0: the deadline of one attempt (connecting, sending, the whole reply)',
+        lambda value: _is_number(value) and value > 0,
+    ),
+    'max_wait_s': (
+        'a number of seconds >= 0: the longest wait before a retry, a Retry-After included',
+        lambda value: _is_number(value) and value >= 0,
+    ),
+    'max_reply_bytes': (
+        'a whole number of bytes >= 1: the most of a reply that is read',
+        lambda value: _is_count(value) and value >= 1,
+    ),
+    'backoff_s': ('a number of seconds >= 0', lambda value: _is_number(value) and value >= 0),
+    'retry': ('a whole number >= 0', lambda value: _is_count(value) and value >= 0),
+    'concurrency': ('a whole number >= 1', lambda value: _is_count(value) and value >= 1),
+}
+
+
+def check_limits(**limits: Any) -> None:
+    """Refuse, when a model is built, a limit that no request could keep (``timeout=None``, a
+    negative wait, a size that is no number of bytes)."""
+    for name, value in limits.items():
+        what, good = _LIMIT_RULES[name]
+        if not good(value):
+            raise ModelConfigError(f'{name} must be {what}, not {value!r}')
+
+
+_EXAMPLE = 'http://HOST:PORT/v1'
+
+
+def checked_url(url: Any) -> str:
+    """``url`` without a trailing '/', or an error saying why no request could reach it (what
+    would otherwise be retried as an outage); a user and password in it are not shown."""
+    if not isinstance(url, str):
+        raise ModelConfigError(f'url must be an http(s) base URL such as {_EXAMPLE}, not {url!r}')
+    try:
+        parts = urllib.parse.urlsplit(url)
+        problem = _url_problem(url, parts, parts.port)
+    except ValueError as exc:  # urllib's words: 'Port out of range 0-65535', 'Invalid IPv6 URL'
+        problem = (
+            'has a port that is not a number from 1 to 65535'
+            if 'port' in str(exc).lower()
+            else f'cannot be parsed ({exc})'
+        )
+    if problem:
+        raise ModelConfigError(
+            f'url must be an http(s) base URL such as {_EXAMPLE}; {shown_url(url)!r} {problem}'
+        )
+    return url.rstrip('/')
+
+
+def _url_problem(url: str, parts: urllib.parse.SplitResult, port: Optional[int]) -> str:
+    if parts.scheme not in ('http', 'https') or '://' not in url:
+        return 'does not start with http:// or https://'
+    if any(char.isspace() or not char.isprintable() for char in url):
+        return 'holds a space or a control character'
+    if not parts.hostname:
+        return 'names no host'
+    if port == 0:
+        return 'has port 0, which no server listens on'
+    if parts.query or parts.fragment:
+        return "has a query or fragment ('?' or '#'), which the route would be appended to"
+    if parts.path.rstrip('/').endswith('completions'):
+        return 'ends with the route, which the client adds itself (chat/completions, completions)'
+    return ''
 
 
 class EndpointClient:
@@ -192,58 +300,64 @@ class EndpointClient:
         url: str,
         *,
         key_env: Optional[str] = None,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         retry: int = 5,
         concurrency: int = 8,
         backoff_s: float = 1.0,
-        max_wait_s: float = 120.0,
+        max_wait_s: float = DEFAULT_MAX_WAIT_S,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         cache_dir: Optional[str] = None,
     ) -> None:
-        if not isinstance(url, str) or not url.startswith(('http://', 'https://')):
-            raise ModelConfigError(
-                f'url must be an http(s) base URL such as http://HOST:PORT/v1, not {url!r}'
-            )
-        for name, value in (('retry', retry), ('concurrency', concurrency)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int)
-                or value < (name == 'concurrency')
-            ):
-                raise ModelConfigError(
-                    f'{name} must be a whole number >= {int(name == "concurrency")}, not {value!r}'
-                )
+        self.url = checked_url(url)
+        check_limits(
+            timeout=timeout,
+            max_wait_s=max_wait_s,
+            max_reply_bytes=max_reply_bytes,
+            backoff_s=backoff_s,
+            retry=retry,
+            concurrency=concurrency,
+        )
         if key_env is not None and (not isinstance(key_env, str) or not key_env):
             raise ModelConfigError(f'key_env must name an environment variable, not {key_env!r}')
-        self.url = url.rstrip('/')
         self.key_env, self.timeout, self.retry = key_env, timeout, retry
         self.backoff_s, self.max_wait_s = backoff_s, max_wait_s
-        self.cache = JsonRecords(cache_dir, 'text') if cache_dir else None
+        self.max_reply_bytes = max_reply_bytes
+        self.cache = None
+        if cache_dir:
+            self.cache = JsonRecords(
+                cache_dir, 'text', fields=CACHED_SHAPE, max_bytes=max_reply_bytes + 4096
+            )
+        self._url_secrets = url_secrets(self.url)
         self._local = threading.local()
         self._random = random.Random()
         with _LIMITS_LOCK:
             self._limit = _LIMITS.setdefault(self.url, threading.BoundedSemaphore(concurrency))
 
     def check_key(self) -> None:
-        """Fail before any request if the named key is not set."""
-        if self.key_env and not os.environ.get(self.key_env):
+        """Fail before any request if the named key is not set, or cannot be sent."""
+        if not self.key_env:
+            return
+        key = os.environ.get(self.key_env)
+        if not key:
             raise ModelConfigError(
                 f'the API key variable {self.key_env} is not set: export {self.key_env}=... '
                 'in the shell that runs OpenCompass (keys are never read from configs)'
             )
+        problem = key_problem(key)
+        if problem:
+            raise ModelConfigError(
+                f'the API key variable {self.key_env} holds {problem}: an HTTP header cannot '
+                f'carry it; set {self.key_env} to the key alone (printable ASCII)'
+            )
 
     def secrets(self) -> list[str]:
-        """What this client sends that no message may hold: the key, read now (as set, and
-        without the whitespace around it that an error about a malformed header shows it
-        without), and a user and password in the URL (as written, decoded, and as the Basic
-        credentials requests sends for them)."""
+        """What this client sends that no message may hold, in every form a server may send it
+        back (``redaction.secret_forms``): the key, read now, and a user and password in the
+        URL."""
         found = [os.environ.get(self.key_env) or ''] if self.key_env else []
-        parts = urllib.parse.urlsplit(self.url)
-        if parts.username is not None or parts.password is not None:
-            user, password = parts.username or '', parts.password or ''
-            plain = [urllib.parse.unquote(user), urllib.parse.unquote(password)]
-            basic = base64.b64encode(':'.join(plain).encode()).decode()
-            found += [user, password, *plain, basic]
-        return [form for value in found for form in {value, value.strip()} if form]
+        return [
+            form for value in found + self._url_secrets if value for form in secret_forms(value)
+        ]
 
     def redact(self, text: str) -> str:
         """``text`` without any of this client's secrets."""
@@ -263,9 +377,9 @@ class EndpointClient:
     def _session(self):
         session = getattr(self._local, 'session', None)
         if session is None:
-            import requests
+            from .deadline import deadline_session
 
-            session = self._local.session = requests.Session()
+            session = self._local.session = deadline_session()
         return session
 
     def _backoff(self, attempt: int) -> float:
@@ -310,63 +424,127 @@ class EndpointClient:
         return reply
 
     def _post(self, route: str, payload: bytes, what: str, kind: str) -> ApiReply:
-        import requests
-
         url = f'{self.url}/{route}'
         failure = ''
         for attempt in range(self.retry + 1):
-            started = time.perf_counter()
-            try:
-                response = self._session().post(
-                    url, data=payload, headers=self._headers(), timeout=self.timeout
-                )
-            except requests.RequestException as exc:  # timeouts, refused or broken connections
-                failure = f'{type(exc).__name__} ({self.redact(" ".join(str(exc).split()))[:200]})'
-                wait = self._backoff(attempt)
-            else:
-                latency = time.perf_counter() - started
-                status = response.status_code
-                if 200 <= status < 300:
-                    return self._reply(response, latency, url, what, kind)
-                message = _server_message(response, self.redact)
-                if status in (401, 403):
-                    source = (
-                        f'the key in ${self.key_env}' if self.key_env else 'no key (key_env unset)'
-                    )
-                    raise self._error(
-                        f'{url} refused {source} for {what}: HTTP {status} {message}; set a '
-                        'valid key in that variable'
-                    )
-                if status not in RETRIED_STATUS and status < 500:
-                    raise self._error(f'{url} rejected {what}: HTTP {status} {message}')
-                failure = f'HTTP {status} {message}'
-                told = _retry_after(response.headers.get('Retry-After'))
-                wait = min(told, self.max_wait_s) if told is not None else self._backoff(attempt)
+            answer = self._attempt(url, payload, what, kind)
+            if isinstance(answer, ApiReply):
+                return answer
+            failure, told = answer
             if attempt < self.retry:
-                time.sleep(wait)
+                time.sleep(
+                    min(told, self.max_wait_s) if told is not None else self._backoff(attempt)
+                )
         raise self._error(
             f'{url} did not answer {what} after {self.retry + 1} attempts: {failure}; check the '
             'server and resume the run with -r (answered requests are cached)'
         )
 
-    def _reply(self, response, latency: float, url: str, what: str, kind: str) -> ApiReply:
-        """The answer of a 2xx response (redacted: a server may echo the key in it)."""
-        try:
-            payload = response.json()
-            choice = payload['choices'][0]
-            text = choice['message']['content'] if kind == 'message' else choice['text']
-        except (ValueError, KeyError, IndexError, TypeError):
-            body = self.redact(' '.join(response.text.split()))[:200]
+    def _attempt(
+        self, url: str, payload: bytes, what: str, kind: str
+    ) -> ApiReply | tuple[str, Optional[float]]:
+        """One POST: the reply, or (why it failed, the wait the server asked for) where trying
+        again may help; raises where it may not."""
+        started = time.perf_counter()
+        sent = self._send(url, payload, what)
+        if isinstance(sent, str):
+            return sent, None
+        response, body = sent
+        status = response.status_code
+        if 200 <= status < 300:
+            return self._reply(body, time.perf_counter() - started, url, what, kind)
+        if 300 <= status < 400:
+            location = response.headers.get('Location') or '(no Location header)'
             raise self._error(
-                f'{url} answered {what} with a body that is not an OpenAI completion: {body}'
+                f'{url} redirected {what} to {location} (HTTP {status}): redirects are not '
+                'followed (after a 301, 302 or 303 the POST would arrive there as a GET, and '
+                "another host's answer would be taken for the model's); set url to the address "
+                'that answers'
+            )
+        message = _server_message(body, self.redact)
+        if status in (401, 403):
+            source = f'the key in ${self.key_env}' if self.key_env else 'no key (key_env unset)'
+            raise self._error(
+                f'{url} refused {source} for {what}: HTTP {status} {message}; set a valid key '
+                'in that variable'
+            )
+        if status not in RETRIED_STATUS and status < 500:
+            raise self._error(f'{url} rejected {what}: HTTP {status} {message}')
+        failure = f'HTTP {status} {message}'.rstrip()
+        return failure, _retry_after(response.headers.get('Retry-After'))
+
+    def _send(self, url: str, payload: bytes, what: str):
+        """(response, its whole body) within ``timeout`` seconds, redirects not followed; or why
+        no reply came (a timeout, a refused or dropped connection), in words."""
+        import requests
+
+        from .deadline import deadline
+
+        with deadline(self.timeout) as limit:
+            try:
+                response = self._session().post(
+                    url,
+                    data=payload,
+                    headers=self._headers(),
+                    timeout=self.timeout,
+                    stream=True,
+                    allow_redirects=False,
+                )
+                with response:
+                    return response, self._read(response, url, what)
+            except (requests.RequestException, OSError) as exc:
+                if limit.passed:
+                    return f'no whole reply within timeout={self.timeout:g} s'
+                return f'{type(exc).__name__} ({_one_line(str(exc), self.redact, 200)})'
+
+    def _read(self, response, url: str, what: str) -> bytes:
+        """The whole body, counted while it is read (as decoded: a compressed body counts as it
+        expands); past ``max_reply_bytes`` it is refused and nothing of it is kept."""
+        declared = response.headers.get('Content-Length', '')
+        if declared.isdigit() and int(declared) > self.max_reply_bytes:
+            raise self._too_long(url, what, f'{int(declared)} bytes announced')
+        chunks, size = [], 0
+        for chunk in response.iter_content(_READ_CHUNK):
+            size += len(chunk)
+            if size > self.max_reply_bytes:
+                raise self._too_long(url, what, f'{size} bytes read when it stopped')
+            chunks.append(chunk)
+        return b''.join(chunks)
+
+    def _too_long(self, url: str, what: str, seen: str) -> ApiError:
+        return self._error(
+            f'{url} answered {what} with more than max_reply_bytes={self.max_reply_bytes} bytes '
+            f'({seen}); nothing of it was kept or cached: raise max_reply_bytes if answers this '
+            'long are meant'
+        )
+
+    def _reply(self, body: bytes, latency: float, url: str, what: str, kind: str) -> ApiReply:
+        """The answer of a 2xx body (redacted: a server may echo the key in it)."""
+        try:
+            payload = json.loads(body)
+            choice = payload['choices'][0]
+            content = choice['message']['content'] if kind == 'message' else choice['text']
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise self._error(
+                f'{url} answered {what} with a body that is not an OpenAI completion: '
+                f'{_one_line(body, self.redact, 200)}'
             ) from None
-        usage = payload.get('usage') if isinstance(payload.get('usage'), dict) else {}
         finish = choice.get('finish_reason')
+        finish = finish if isinstance(finish, str) else None
+        text = _answer_text(content)
+        if text is None:
+            shown = _one_line(json.dumps(content), self.redact, 200)
+            raise self._error(
+                f'{url} answered {what} with no text: {"content" if kind == "message" else "text"}'
+                f' is {shown} (finish_reason {finish!r}); nothing was cached: check what the '
+                'server returns for this request'
+            )
+        usage = payload.get('usage') if isinstance(payload.get('usage'), dict) else {}
         return ApiReply(
-            self.redact(text) if isinstance(text, str) else '',
+            self.redact(text),
             _usage_count(usage, 'prompt_tokens'),
             _usage_count(usage, 'completion_tokens'),
             round(latency, 4),
             False,
-            self.redact(finish) if isinstance(finish, str) else None,
+            self.redact(finish) if finish is not None else None,
         )

@@ -9,10 +9,11 @@
 # Set the partition names below; afterwards `lveval leaderboard outputs/lveval_slurm --strict`
 # fails if any result is missing.
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 from opencompass_lveval.runner.slurm import CheckedSlurmRunner
 
 with read_base():
@@ -24,7 +25,7 @@ datasets = lveval_datasets
 models = vllm_paper_models
 work_dir = 'outputs/lveval_slurm'
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=8),
+    partitioner=dict(type=CheckedPartitioner, num_worker=8),
     runner=dict(
         type=CheckedSlurmRunner,
         partition='gpu',

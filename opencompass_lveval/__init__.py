@@ -27,6 +27,8 @@ _CLASSES = {
     'RandomGuessBaseline': 'models.baselines',
     'LongContextInferTask': 'runner.infer_task',
     'CheckedSlurmRunner': 'runner.slurm',
+    'CheckedLocalRunner': 'runner.local',
+    'CheckedPartitioner': 'runner.prelaunch',
     'JudgeEvalTask': 'runner.judge_task',
     'JudgePartitioner': 'runner.judge_task',
     'LongContextSummarizer': 'report.summarizer',

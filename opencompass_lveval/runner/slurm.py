@@ -5,7 +5,8 @@ one; a task asking for more GPUs than any node of its partition has fails at onc
 then retried, all of it visible only in a log file. Here the GPUs each node of the partition offers
 are read once from ``sinfo`` (where it answers), and a task asking for more is not submitted: its
 log file says why in one line (``lveval leaderboard`` shows that line for the missing results), and
-the run's summary lists it as failed.
+the run's summary lists it as failed. With ``StageOutcomes`` (no evaluation without predictions,
+the error line of each failed task in the terminal).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from opencompass.runners import SlurmRunner
 from opencompass.utils import get_logger
 
 from ..atomic import write_text
+from .outcomes import StageOutcomes
 
 _GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
 
@@ -46,9 +48,9 @@ def partition_gpus(partition: Optional[str]) -> Optional[int]:
 
 
 @RUNNERS.register_module()
-class CheckedSlurmRunner(SlurmRunner):
+class CheckedSlurmRunner(StageOutcomes, SlurmRunner):
     """``SlurmRunner`` (same settings) that does not submit a task whose ``run_cfg.num_gpus``
-    exceeds what one node of the partition offers."""
+    exceeds what one node of the partition offers; with ``StageOutcomes``."""
 
     def _launch(self, cfg, random_sleep: bool = True):
         task = TASKS.build(dict(cfg=cfg, type=self.task_cfg['type']))

@@ -1,0 +1,188 @@
+"""What a run can learn before any task starts, checked in the driver: a run that cannot work
+stops there, once, with the cause in the terminal and a non-zero exit, instead of failing in each
+inference task's log and then again in every evaluation task.
+
+``stop_before_launch`` checks what is left to infer: each model with ``check_before_weights``
+(model folder, tokenizer, format, window, API key: the checks its inference task makes again) and
+each dataset's data files, looked up as its loader looks them up (``find_source``), no record
+read. Every model x dataset left to infer then gets its inference log saying why it did not run,
+where ``lveval leaderboard`` finds it. ``CheckedPartitioner`` runs it before it makes any task, so
+it works with any runner; a partitioner or runner of another kind can call it alone.
+"""
+
+from __future__ import annotations
+
+import os.path as osp
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Optional
+
+from opencompass.partitioners import NumWorkerPartitioner
+from opencompass.registry import LOAD_DATASET, PARTITIONERS
+from opencompass.utils import dataset_abbr_from_cfg, get_infer_output_path, model_abbr_from_cfg
+
+from ..atomic import write_text
+from .infer_task import check_before_weights
+
+# Dataset config keys OpenCompass and ColumnarDataset take themselves; the rest reach the loader.
+_NOT_FOR_THE_LOADER = ('type', 'abbr', 'reader_cfg', 'infer_cfg', 'eval_cfg', 'k', 'n')
+SHOWN = 8  # causes listed in the terminal; every one is in the logs of what it stopped
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why one model cannot run one dataset: ``cause`` is ``ErrorType: message``."""
+
+    model: str
+    dataset: str
+    cause: str
+
+
+def counted(count: int, noun: str) -> str:
+    return f'{count} {noun}{"s" * (count != 1)}'
+
+
+def _cause(exc: BaseException) -> str:
+    return f'{type(exc).__name__}: {exc}'
+
+
+def data_problem(dataset_cfg: dict) -> Optional[str]:
+    """The loader's own error where the data a dataset config names is not there, else None
+    (also for dataset classes that have nothing to look up)."""
+    kind = dataset_cfg.get('type')
+    dataset_class = LOAD_DATASET.get(kind) if isinstance(kind, str) else kind
+    find_source = getattr(dataset_class, 'find_source', None)
+    if find_source is None:
+        return None
+    try:
+        find_source(**{k: v for k, v in dataset_cfg.items() if k not in _NOT_FOR_THE_LOADER})
+    except Exception as exc:  # what the task would meet when it loads the data
+        return _cause(exc)
+    return None
+
+
+def model_problems(model_cfg: dict, dataset_cfgs: list) -> dict[str, str]:
+    """Dataset abbr -> why the model cannot run it, as its inference task would find before any
+    weights load: a problem of the model itself (folder, tokenizer, format, key) for every
+    dataset, else each dataset's own (its answer and the template must fit the window). The
+    tokenizer loads once; each dataset is checked on its own so that every problem is found."""
+    abbrs = [dataset_abbr_from_cfg(d) for d in dataset_cfgs]
+    try:
+        check_before_weights(model_cfg, [])
+    except Exception as exc:  # the task would fail the same way
+        return dict.fromkeys(abbrs, _cause(exc))
+    found = {}
+    for abbr, dataset_cfg in zip(abbrs, dataset_cfgs):
+        try:
+            check_before_weights(model_cfg, [dataset_cfg])
+        except Exception as exc:
+            found[abbr] = _cause(exc)
+    return found
+
+
+def launch_problems(pending: Iterable[tuple[dict, list]]) -> list[Problem]:
+    """Every problem of ``pending``, (model config, its dataset configs left to infer) pairs;
+    a dataset's data is looked up once however many models read it."""
+    data: dict[str, Optional[str]] = {}
+    problems = []
+    for model_cfg, dataset_cfgs in pending:
+        model = model_abbr_from_cfg(model_cfg)
+        of_model = model_problems(model_cfg, dataset_cfgs)
+        for dataset_cfg in dataset_cfgs:
+            abbr = dataset_abbr_from_cfg(dataset_cfg)
+            if abbr not in data:
+                data[abbr] = data_problem(dataset_cfg)
+            for cause in (data[abbr], of_model.get(abbr)):
+                if cause:
+                    problems.append(Problem(model, abbr, cause))
+    return problems
+
+
+def grouped(problems: Iterable[Problem], shown: int = SHOWN) -> list[str]:
+    """One line per cause, naming the models and datasets it concerns (a few, then a count);
+    after ``shown`` causes, how many more there are."""
+    by_cause: dict[str, list[Problem]] = {}
+    for problem in problems:
+        by_cause.setdefault(problem.cause, []).append(problem)
+    lines = []
+    for cause, found in list(by_cause.items())[:shown]:
+        models = sorted({p.model for p in found})
+        datasets = list(dict.fromkeys(p.dataset for p in found))
+        named = ', '.join(datasets[:3]) + (f' and {len(datasets) - 3} more' if datasets[3:] else '')
+        lines.append(f'- {", ".join(models)} on {named}: {cause}')
+    if len(by_cause) > shown:
+        lines.append(f'- and {len(by_cause) - shown} more causes, each in the logs it concerns')
+    return lines
+
+
+def task_pairs(task: dict) -> list[tuple[str, str]]:
+    """(model abbr, dataset abbr) of every model x dataset of a task config."""
+    return [
+        (model_abbr_from_cfg(model_cfg), dataset_abbr_from_cfg(dataset_cfg))
+        for model_cfg, dataset_cfgs in zip(task['models'], task['datasets'])
+        for dataset_cfg in dataset_cfgs
+    ]
+
+
+def write_not_run(log_dir: str, model: str, dataset: str, lines: list[str]) -> None:
+    """The log of a model x dataset that did not run (``{log_dir}/{model}/{dataset}.out``), its
+    first line the reason: ``lveval leaderboard`` shows it for the missing result."""
+    write_text(osp.join(log_dir, model, f'{dataset}.out'), '\n'.join(lines) + '\n')
+
+
+def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> None:
+    """Raise ``SystemExit`` (the problems in the terminal, exit 1) when anything of ``pending``
+    (see ``launch_problems``) cannot run; each model x dataset of it gets its inference log
+    saying why it did not run: its own problems, or the run's stop."""
+    pending = [(model_cfg, list(dataset_cfgs)) for model_cfg, dataset_cfgs in pending]
+    problems = launch_problems(pending)
+    if not problems:
+        return
+    log_dir = osp.join(work_dir, 'logs', 'infer')
+    stopped = (
+        'NotRunError: the run stopped before any task started, for problems of other models or '
+        'datasets (listed in the terminal, each in its own log)'
+    )
+    for model_cfg, dataset_cfgs in pending:
+        model = model_abbr_from_cfg(model_cfg)
+        for dataset in map(dataset_abbr_from_cfg, dataset_cfgs):
+            own = [p.cause for p in problems if (p.model, p.dataset) == (model, dataset)]
+            write_not_run(log_dir, model, dataset, own or [stopped])
+    raise SystemExit(
+        '\n'.join(
+            [
+                'The run stopped before any task started, on what was found before any weights '
+                f'load ({counted(len(problems), "problem")} of model x dataset pairs):',
+                *grouped(problems),
+                f'Nothing ran; every model x dataset has its reason in {log_dir}. Fix the config '
+                'or the files named and run again.',
+            ]
+        )
+    )
+
+
+@PARTITIONERS.register_module()
+class CheckedPartitioner(NumWorkerPartitioner):
+    """OpenCompass's ``NumWorkerPartitioner`` (same settings) that first runs
+    ``stop_before_launch`` on what is left to infer. With ``num_split`` 1 (one worker, or set)
+    it reads no dataset in the driver: OpenCompass's reads each one there only to size splits
+    it then does not make, and caches the sizes by dataset name alone
+    (``.cache/dataset_size.json``), which a later run with other data would trust."""
+
+    def partition(self, model_dataset_combinations, work_dir, out_dir, add_cfg=None):
+        pending = [
+            (model, [d for d in comb['datasets'] if not _predicted(model, d, out_dir)])
+            for comb in model_dataset_combinations
+            for model in comb['models']
+        ]
+        stop_before_launch([(model, left) for model, left in pending if left], work_dir)
+        return super().partition(model_dataset_combinations, work_dir, out_dir, add_cfg or {})
+
+    def get_size(self, dataset) -> int:
+        if self.num_split <= 1:
+            return 0  # the size only decides splits, and none are made
+        return super().get_size(dataset)
+
+
+def _predicted(model_cfg: dict, dataset_cfg: dict, out_dir: str) -> bool:
+    return osp.exists(get_infer_output_path(model_cfg, dataset_cfg, out_dir))

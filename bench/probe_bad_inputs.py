@@ -126,6 +126,13 @@ class Probe:
     def lveval(self, *argv, **options) -> Ran:
         return self._run('cli', argv, **options)
 
+    def opencompass(self, config: Path, env=None, timeout=600) -> Ran:
+        """`opencompass CONFIG` in the case's folder, its tasks importing the tree too."""
+        environment = {**(env or {}), 'PYTHONPATH': str(self.tree)}
+        code = 'import sys; from opencompass.cli.main import main; sys.argv[1:] = ARGS; main()'
+        code = code.replace('ARGS', repr([str(config), '-w', 'outputs']))
+        return self._run('code', [code], env=environment, timeout=timeout)
+
     def python(self, code: str, **options) -> Ran:
         return self._run('code', [code], **options)
 
@@ -593,6 +600,81 @@ def slurm_gpu_kinds(p: Probe):
     return (WRONG if 'gpus' in ran.out else CRASH), ran.last_line()
 
 
+# ---- whole OpenCompass runs that cannot work -------------------------------------------------
+
+KEEP = ('LVEval_cmrc_mixup_16k', 'LVEval_factrecall_en_16k')
+BM25 = {'type': 'opencompass_lveval.models.baselines.ExtractiveBaseline', 'abbr': 'bm25',
+        'max_out_len': 64, 'batch_size': 8, 'run_cfg': {'num_gpus': 0}}  # fmt: skip
+
+
+def demo_run(p: Probe, models: list, path='data/demo', env=None, broken='') -> Ran:
+    """`opencompass` on the tree's own configs/eval_demo.py (its stages) with these models and
+    two datasets read from ``path``, dumped as tests/runs.py does, on two-record demo data;
+    the file ``broken`` gets a line that is not UTF-8."""
+    p.lveval('data', 'synth', p.tmp / 'data' / 'demo', '--count', '2')
+    if broken:
+        with open(p.tmp / 'data' / 'demo' / broken, 'ab') as stream:
+            stream.write(b'{"input": "\xff"}\n')
+    dump = (
+        'from mmengine.config import Config\n'
+        f'cfg = Config.fromfile({str(p.tree / "configs" / "eval_demo.py")!r}, '
+        'format_python_code=False)\n'
+        f"cfg.datasets = [dict(d, path={path!r}) for d in cfg.datasets if d['abbr'] in {KEEP!r}]\n"
+        f'cfg.models = {models!r}\n'
+        f'cfg.dump({str(p.tmp / "run.py")!r})\n'
+    )
+    made = p.python(dump)
+    if made.rc != 0:
+        raise RuntimeError(f'the config did not load: {made.last_line()}')
+    return p.opencompass(p.tmp / 'run.py', env=env)
+
+
+def launched(ran: Ran, dataset: str = '') -> list[str]:
+    """The evaluation tasks OpenCompass's runners said they started (with ``dataset``)."""
+    return [
+        line for line in ran.out.splitlines() if 'launch OpenICLEval[' in line and dataset in line
+    ]
+
+
+def stopped_early(ran: Ran, *names) -> tuple[str, str]:
+    """A run that cannot work: silently wrong when it exits 0 or starts evaluation tasks anyway,
+    a crash when it ends in a traceback or names none of ``names``."""
+    figure = f'{ran.seconds:.0f} s'
+    if launched(ran):
+        return WRONG, f'{len(launched(ran))} evaluation tasks started, exit {ran.rc}, {figure}'
+    outcome, text = refusal(ran, *names)
+    return outcome, f'{figure}: {text}'
+
+
+def run_with_missing_model(p: Probe):
+    model = {'type': 'opencompass_lveval.models.hf.LongContextHF', 'abbr': 'mine',
+             'path': './no/such/model', 'max_seq_len': 4096, 'run_cfg': {'num_gpus': 0}}  # fmt: skip
+    return stopped_early(demo_run(p, [model]), 'no/such/model')
+
+
+def run_with_missing_data(p: Probe):
+    return stopped_early(demo_run(p, [BM25], path='data/nowhere'), 'data/nowhere')
+
+
+def run_with_gpus_not_here(p: Probe):
+    big = {**BM25, 'run_cfg': {'num_gpus': 1}}
+    ran = demo_run(p, [big], env={'CUDA_VISIBLE_DEVICES': ''})
+    return stopped_early(ran, 'GPU', 'eval_demo.py')
+
+
+def run_with_failed_inference(p: Probe):
+    """The second dataset's file breaks inside (its inference fails after the first's): no
+    evaluation task may start for it, and the run's output must name the loader's error."""
+    ran = demo_run(p, [BM25], broken='factrecall_en_16k.jsonl')
+    if launched(ran, 'LVEval_factrecall_en_16k'):
+        return WRONG, f'its evaluation started anyway ({ran.seconds:.0f} s)'
+    if not launched(ran, 'LVEval_cmrc_mixup_16k'):
+        return CRASH, f'the good dataset was not evaluated: {ran.last_line()}'
+    if 'not UTF-8' not in ran.out:
+        return CRASH, 'the run does not say why the dataset failed'
+    return GOOD, f'{ran.seconds:.0f} s, only the good dataset evaluated, the error named'
+
+
 LOAD_LVEVAL = (
     'from opencompass_lveval.lveval import data\n'
     "source = data.locate(data.default_data_dir(), 'cmrc_mixup_16k')\n"
@@ -750,6 +832,11 @@ CASES = {
     'bestanswer-source-x4': bestanswer_growth,
     # Slurm
     'slurm-two-gpu-kinds': slurm_gpu_kinds,
+    # whole runs
+    'run-missing-model-folder': run_with_missing_model,
+    'run-missing-data-folder': run_with_missing_data,
+    'run-gpus-not-here': run_with_gpus_not_here,
+    'run-failed-inference': run_with_failed_inference,
 }
 
 

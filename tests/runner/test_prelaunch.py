@@ -2,13 +2,16 @@
 runner's GPU check (runner/local.py), on real dataset configs, data files, tokenizer folders and
 OpenCompass's own task classes; tests/test_e2e.py runs them through `opencompass`."""
 
+import io
+import logging
 from pathlib import Path
 
 import pytest
-from mmengine.config import ConfigDict
+from mmengine.config import Config, ConfigDict
 from opencompass.partitioners import NumWorkerPartitioner
 
 from opencompass_lveval import benchmarks
+from opencompass_lveval.errors import ModelConfigError
 from opencompass_lveval.leaderboard.runs import Run, missing_reason
 from opencompass_lveval.lveval.synthetic import write_synthetic
 from opencompass_lveval.runner.infer_task import LongContextInferTask
@@ -149,7 +152,34 @@ def test_a_task_asking_for_more_gpus_than_here_stops_the_run(tmp_path, monkeypat
         runner.launch(tasks)
     message = str(stop.value)
     assert "has, 0 (CUDA_VISIBLE_DEVICES='')" in message and '- big: 2 GPUs' in message
-    assert 'configs/eval_demo.py (in `lveval configs-dir`) runs on CPU' in message and 'bm25' not in message
+    assert (
+        'configs/eval_demo.py (in `lveval configs-dir`) runs on CPU' in message
+        and 'bm25' not in message
+    )
     log = tmp_path / 'run' / 'logs' / 'infer' / 'big' / 'LVEval_factrecall_en_16k.out'
     assert first_line(log).startswith('GPURequestError: The run stopped before any task started')
     assert not (tmp_path / 'run' / 'predictions').exists()
+
+
+def test_a_check_failing_inside_the_task_still_names_every_dataset_in_its_log(tmp_path):
+    """Under OpenCompass's own stages the task's check is the first to fail; its log (named
+    after the first dataset) must still mention the others, or the board names no cause."""
+    from opencompass.utils import get_logger
+
+    datasets = lveval_datasets(tmp_path / 'data')
+    cfg = Config(dict(models=[ConfigDict(MISSING)], datasets=[datasets], work_dir=str(tmp_path)))
+    printed = io.StringIO()
+    handler = logging.StreamHandler(printed)  # what the task prints into its log
+    get_logger().addHandler(handler)
+    try:
+        with pytest.raises(ModelConfigError) as failed:
+            LongContextInferTask(cfg).run()
+    finally:
+        get_logger().removeHandler(handler)
+    log = tmp_path / 'logs' / 'infer' / 'mine' / 'LVEval_cmrc_mixup_16k.out'
+    log.parent.mkdir(parents=True)
+    log.write_text(printed.getvalue() + f'ModelConfigError: {failed.value}\n')
+    run = Run(tmp_path, [], datasets={'mine': [d['abbr'] for d in datasets]})
+    assert missing_reason(run, 'mine', 'LVEval_factrecall_en_16k').startswith(
+        'ModelConfigError: tokenizer folder ./no/such/model does not exist'
+    )

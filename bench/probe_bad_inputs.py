@@ -55,6 +55,10 @@ assert opencompass_lveval.__file__.startswith(tree), opencompass_lveval.__file__
 if mode == 'cli':
     from opencompass_lveval.cli import main
     sys.exit(main(sys.argv[1:]))
+if mode == 'opencompass':  # its own command: a traceback, if any, is what the user sees
+    from opencompass.cli.main import main
+    main()
+    sys.exit(0)
 try:  # a library call: the user reads its exception's message in the task log
     exec(sys.argv[1])
 except Exception as exc:
@@ -129,9 +133,7 @@ class Probe:
     def opencompass(self, config: Path, env=None, timeout=600) -> Ran:
         """`opencompass CONFIG` in the case's folder, its tasks importing the tree too."""
         environment = {**(env or {}), 'PYTHONPATH': str(self.tree)}
-        code = 'import sys; from opencompass.cli.main import main; sys.argv[1:] = ARGS; main()'
-        code = code.replace('ARGS', repr([str(config), '-w', 'outputs']))
-        return self._run('code', [code], env=environment, timeout=timeout)
+        return self._run('opencompass', [config, '-w', 'outputs'], env=environment, timeout=timeout)
 
     def python(self, code: str, **options) -> Ran:
         return self._run('code', [code], **options)
@@ -607,19 +609,22 @@ BM25 = {'type': 'opencompass_lveval.models.baselines.ExtractiveBaseline', 'abbr'
         'max_out_len': 64, 'batch_size': 8, 'run_cfg': {'num_gpus': 0}}  # fmt: skip
 
 
-def demo_run(p: Probe, models: list, path='data/demo', env=None, broken='') -> Ran:
+def demo_run(p: Probe, models: list, path='data/demo', env=None, ppl=False) -> Ran:
     """`opencompass` on the tree's own configs/eval_demo.py (its stages) with these models and
-    two datasets read from ``path``, dumped as tests/runs.py does, on two-record demo data;
-    the file ``broken`` gets a line that is not UTF-8."""
+    two datasets read from ``path`` (with ``ppl``, one of them TSort in perplexity mode), dumped
+    as tests/runs.py does, on demo data."""
     p.lveval('data', 'synth', p.tmp / 'data' / 'demo', '--count', '2')
-    if broken:
-        with open(p.tmp / 'data' / 'demo' / broken, 'ab') as stream:
-            stream.write(b'{"input": "\xff"}\n')
+    keep = KEEP[:1] if ppl else KEEP
     dump = (
         'from mmengine.config import Config\n'
-        f'cfg = Config.fromfile({str(p.tree / "configs" / "eval_demo.py")!r}, '
+        f'def load(name): return Config.fromfile({str(p.tree / "configs")!r} + name, '
         'format_python_code=False)\n'
-        f"cfg.datasets = [dict(d, path={path!r}) for d in cfg.datasets if d['abbr'] in {KEEP!r}]\n"
+        "cfg = load('/eval_demo.py')\n"
+        f"cfg.datasets = [dict(d, path={path!r}) for d in cfg.datasets if d['abbr'] in {keep!r}]\n"
+        f'if {ppl!r}:\n'
+        "    found = load('/datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets\n"
+        f'    cfg.datasets += [dict(d, path={path!r}, limit=10) for d in found\n'
+        "                     if d['abbr'] == 'AdaLEval_tsort_ppl_2k']\n"
         f'cfg.models = {models!r}\n'
         f'cfg.dump({str(p.tmp / "run.py")!r})\n'
     )
@@ -663,14 +668,15 @@ def run_with_gpus_not_here(p: Probe):
 
 
 def run_with_failed_inference(p: Probe):
-    """The second dataset's file breaks inside (its inference fails after the first's): no
-    evaluation task may start for it, and the run's output must name the loader's error."""
-    ran = demo_run(p, [BM25], broken='factrecall_en_16k.jsonl')
-    if launched(ran, 'LVEval_factrecall_en_16k'):
-        return WRONG, f'its evaluation started anyway ({ran.seconds:.0f} s)'
-    if not launched(ran, 'LVEval_cmrc_mixup_16k'):
+    """A CPU baseline on TSort in perplexity mode: it has no get_ppl, which shows only when that
+    dataset's inference calls it. No evaluation task may start for it, and the run's output
+    must name the error."""
+    ran = demo_run(p, [BM25], ppl=True)
+    if launched(ran, 'tsort_ppl'):
+        return WRONG, f'its evaluation started anyway, exit {ran.rc} ({ran.seconds:.0f} s)'
+    if not launched(ran, KEEP[0]):
         return CRASH, f'the good dataset was not evaluated: {ran.last_line()}'
-    if 'not UTF-8' not in ran.out:
+    if 'does not support ppl' not in ran.out:
         return CRASH, 'the run does not say why the dataset failed'
     return GOOD, f'{ran.seconds:.0f} s, only the good dataset evaluated, the error named'
 

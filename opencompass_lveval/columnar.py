@@ -30,12 +30,6 @@ class ColumnarDataset(BaseDataset):
     def read_table(**kwargs) -> tuple[pa.Table, str, bool]:
         raise NotImplementedError
 
-    @staticmethod
-    def find_source(**kwargs) -> None:
-        """Raise the loader's own error where the data ``read_table(**kwargs)`` would read is not
-        there, reading no record: the run's driver asks before any task starts. Subclasses that
-        read files look them up; the default has nothing to look up."""
-
     def __init__(self, reader_cfg: Optional[dict] = None, k=1, n: int = 1, **kwargs) -> None:
         abbr = kwargs.pop('abbr', 'dataset')
         table, fingerprint, synthetic = self.read_table(**kwargs)

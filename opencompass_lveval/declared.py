@@ -72,19 +72,12 @@ class DeclaredBenchmark(GridBenchmark):
         from .jsonl import json_objects
 
         required = (*self.input_fields, self.answer_field)
-        self.require_file(path)
-        return [record for _, record in json_objects(path, required, DataError)]
-
-    @staticmethod
-    def require_file(path: Path) -> None:
-        """A data file that is not there is an error saying how to make it."""
-        from .errors import DataError
-
         if not path.is_file():
             raise DataError(
                 f'{path} is missing; write it with `lveval data synth FOLDER` (or the '
                 f"benchmark's `lveval build`), or point the dataset's path at its folder"
             )
+        return [record for _, record in json_objects(path, required, DataError)]
 
     def check_data(self, root: Path) -> tuple[list[str], bool]:
         from .errors import DataError

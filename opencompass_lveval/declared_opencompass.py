@@ -35,11 +35,6 @@ class DeclaredDataset(ColumnarDataset):
         fingerprint = hashlib.sha1(canonical).hexdigest()[:16]
         return pa.Table.from_pylist(records), fingerprint, benchmarks.is_synthetic(file.parent)
 
-    @staticmethod
-    def find_source(benchmark: str, task: str, size: str, path: Optional[str] = None) -> None:
-        declared = benchmarks.named(benchmark)
-        declared.require_file(declared.data_path(path or '.', task, size))
-
 
 @ICL_EVALUATORS.register_module()
 class DeclaredEvaluator(BaseEvaluator):

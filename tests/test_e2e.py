@@ -276,23 +276,27 @@ def test_a_missing_model_folder_stops_the_run_before_any_task(tmp_path, data_dir
     print(f'stopped after {seconds:.1f} s')
 
 
-def test_a_failed_inference_is_not_evaluated_and_the_board_says_why(tmp_path, data_dir, capsys):
-    """A good model and one dataset whose data breaks while its inference reads it (the files
-    are all there, so nothing stops the run before it starts): no evaluation task starts for
-    that dataset, the terminal and `lveval leaderboard` name the loader's error."""
+def test_a_failed_inference_is_not_evaluated_and_the_board_says_why(tmp_path, capsys):
+    """A good model and a dataset it cannot infer: the CPU baseline on TSort in perplexity mode
+    (it has no get_ppl, which shows only when the inference calls it). No evaluation task starts
+    for that dataset; the terminal and `lveval leaderboard` name the error."""
     from opencompass_lveval.cli import main
+    from opencompass_lveval.commands.data import synth
 
-    with open(data_dir / 'factrecall_zh_16k.jsonl', 'ab') as broken:
-        broken.write(b'{"input": "\xff"}\n')  # not UTF-8
-    cpu = load_config('models/cpu_baselines.py').models
-    done = run_opencompass(derived_config(tmp_path, 'eval_demo.py', models=cpu[:1]), tmp_path)
+    synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
+    loogle = [d for d in load_config('eval_demo.py').datasets if d['abbr'] == KEEP[0]]
+    ppl = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
+    ppl = [dict(d, path='data/demo', limit=10) for d in ppl if d['abbr'] == 'AdaLEval_tsort_ppl_2k']
+    cpu = load_config('models/cpu_baselines.py').models[:1]
+    config = derived_config(tmp_path, 'eval_demo.py', datasets=loogle + ppl, models=cpu)
+    done = run_opencompass(config, tmp_path)
     terminal = done.stdout + done.stderr
-    assert sorted(results(tmp_path, 'extractive-bm25')) == ['LVEval_loogle_SD_mixup_16k']
+    assert sorted(results(tmp_path, 'extractive-bm25')) == [KEEP[0]]
     launched = [line for line in terminal.splitlines() if 'launch OpenICLEval[' in line]
-    assert launched and not any('factrecall_zh' in line for line in launched)
-    assert 'failed: opencompass_lveval.errors.LVEvalDataError: ' in terminal
+    assert launched and not any('tsort_ppl' in line for line in launched)
+    assert 'failed: NotImplementedError: ExtractiveBaseline does not support ppl' in terminal
     assert '1 model x dataset pair not evaluated, for want of predictions' in terminal
     assert main(['leaderboard', str(tmp_path / 'out'), '--out', str(tmp_path / 'board')]) == 0
     missing = [line for line in capsys.readouterr().out.splitlines() if 'missing:' in line]
-    assert len(missing) == 1 and 'extractive-bm25 x LVEval_factrecall_zh_16k: ' in missing[0]
-    assert 'LVEvalDataError: ' in missing[0] and 'line 4: not UTF-8 text' in missing[0]
+    assert len(missing) == 1 and 'extractive-bm25 x AdaLEval_tsort_ppl_2k: ' in missing[0]
+    assert 'NotImplementedError: ExtractiveBaseline does not support ppl' in missing[0]

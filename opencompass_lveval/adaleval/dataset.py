@@ -55,8 +55,3 @@ class AdaLEvalDataset(ColumnarDataset):
             content.update(json.dumps([sample.prompt, sample.answer, sample.num_choice]).encode())
         synthetic = is_synthetic(locate(path or default_data_dir(), row, setting).parent)
         return pa.table(columns), content.hexdigest(), synthetic
-
-    @staticmethod
-    def find_source(task: str, setting: str, path: Optional[str] = None, **_) -> None:
-        """The task's file at this setting is found (its records are checked when read)."""
-        locate(path or default_data_dir(), task_named(task), setting)

@@ -39,9 +39,3 @@ class LVEvalDataset(ColumnarDataset):
         table = data.read_subset(subset_source)
         synthetic = source == 'local' and is_synthetic(subset_source.path.parent)
         return table, data.table_digest(table), synthetic
-
-    @staticmethod
-    def find_source(name: str, path: Optional[str] = None, source: str = 'local', **_) -> None:
-        """A local subset's file or zip member is found (the hub's is fetched by the task)."""
-        if source == 'local':
-            data.locate(path or data.default_data_dir(), name)

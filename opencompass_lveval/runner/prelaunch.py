@@ -4,9 +4,9 @@ inference task's log and then again in every evaluation task.
 
 ``stop_before_launch`` checks what is left to infer: each model with ``check_before_weights``
 (model folder, tokenizer, format, window, API key: the checks its inference task makes again) and
-each dataset's data files, looked up as its loader looks them up (``find_source``), no record
-read. Every model x dataset left to infer then gets its inference log saying why it did not run,
-where ``lveval leaderboard`` finds it. ``CheckedPartitioner`` runs it before it makes any task, so
+each dataset of this package built from its files by its own loader (a missing folder or file, a
+broken line). Every model x dataset left to infer then gets its inference log saying why it did
+not run, where ``lveval leaderboard`` finds it. ``CheckedPartitioner`` runs it before it makes any task, so
 it works with any runner; a partitioner or runner of another kind can call it alone.
 """
 
@@ -19,13 +19,17 @@ from typing import Optional
 
 from opencompass.partitioners import NumWorkerPartitioner
 from opencompass.registry import LOAD_DATASET, PARTITIONERS
-from opencompass.utils import dataset_abbr_from_cfg, get_infer_output_path, model_abbr_from_cfg
+from opencompass.utils import (
+    build_dataset_from_cfg,
+    dataset_abbr_from_cfg,
+    get_infer_output_path,
+    model_abbr_from_cfg,
+)
 
 from ..atomic import write_text
+from ..columnar import ColumnarDataset
 from .infer_task import check_before_weights
 
-# Dataset config keys OpenCompass and ColumnarDataset take themselves; the rest reach the loader.
-_NOT_FOR_THE_LOADER = ('type', 'abbr', 'reader_cfg', 'infer_cfg', 'eval_cfg', 'k', 'n')
 SHOWN = 8  # causes listed in the terminal; every one is in the logs of what it stopped
 
 
@@ -47,15 +51,16 @@ def _cause(exc: BaseException) -> str:
 
 
 def data_problem(dataset_cfg: dict) -> Optional[str]:
-    """The loader's own error where the data a dataset config names is not there, else None
-    (also for dataset classes that have nothing to look up)."""
+    """The loader's own error where a dataset of this package cannot be built from its files
+    (missing, or broken inside), else None. Each is read as its inference task will read it, one
+    at a time (OpenCompass's partitioner read them all here too, to size them); datasets of
+    other packages are left to their tasks."""
     kind = dataset_cfg.get('type')
     dataset_class = LOAD_DATASET.get(kind) if isinstance(kind, str) else kind
-    find_source = getattr(dataset_class, 'find_source', None)
-    if find_source is None:
+    if not (isinstance(dataset_class, type) and issubclass(dataset_class, ColumnarDataset)):
         return None
     try:
-        find_source(**{k: v for k, v in dataset_cfg.items() if k not in _NOT_FOR_THE_LOADER})
+        build_dataset_from_cfg(dataset_cfg)
     except Exception as exc:  # what the task would meet when it loads the data
         return _cause(exc)
     return None
@@ -82,7 +87,7 @@ def model_problems(model_cfg: dict, dataset_cfgs: list) -> dict[str, str]:
 
 def launch_problems(pending: Iterable[tuple[dict, list]]) -> list[Problem]:
     """Every problem of ``pending``, (model config, its dataset configs left to infer) pairs;
-    a dataset's data is looked up once however many models read it."""
+    each dataset is read once however many models read it."""
     data: dict[str, Optional[str]] = {}
     problems = []
     for model_cfg, dataset_cfgs in pending:
@@ -165,9 +170,9 @@ def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> N
 class CheckedPartitioner(NumWorkerPartitioner):
     """OpenCompass's ``NumWorkerPartitioner`` (same settings) that first runs
     ``stop_before_launch`` on what is left to infer. With ``num_split`` 1 (one worker, or set)
-    it reads no dataset in the driver: OpenCompass's reads each one there only to size splits
-    it then does not make, and caches the sizes by dataset name alone
-    (``.cache/dataset_size.json``), which a later run with other data would trust."""
+    it sizes no dataset: OpenCompass's reads each one again only to size splits it then does not
+    make, and caches the sizes by dataset name alone (``.cache/dataset_size.json``), where a
+    later run with other data would find them and skip its reading."""
 
     def partition(self, model_dataset_combinations, work_dir, out_dir, add_cfg=None):
         pending = [

@@ -98,15 +98,18 @@ def test_data_problems_are_the_loaders_own_errors(tmp_path):
     present, elsewhere = lveval_datasets(tmp_path / 'data'), lveval_datasets(tmp_path / 'gone')
     assert data_problem(present[0]) is None
     assert data_problem(elsewhere[0]).startswith('LVEvalDataError: LV-Eval data folder ')
+    with open(tmp_path / 'data' / 'factrecall_en_16k.jsonl', 'ab') as broken:
+        broken.write(b'{"input": "\xff"}\n')
+    assert data_problem(present[1]).startswith('LVEvalDataError: ')
+    assert 'factrecall_en_16k.jsonl, line 3: not UTF-8 text' in data_problem(present[1])
     (tmp_path / 'data' / 'cmrc_mixup_16k.jsonl').unlink()
     assert data_problem(present[0]).startswith(
         'LVEvalDataError: LV-Eval subset cmrc_mixup_16k (cmrc_mixup_16k.jsonl) not found under '
     )
-    assert data_problem({**present[0], 'source': 'hf'}) is None  # fetched by the task
     ada = benchmarks.named('adaleval').configs(str(tmp_path / 'gone'), ['1k'], ['bestanswer'])
     assert data_problem(ada[0]).startswith('AdaLEvalDataError: Ada-LEval data folder ')
     plain = dict(type='opencompass.datasets.GSM8KDataset', abbr='gsm8k', path='nowhere')
-    assert data_problem(plain) is None  # OpenCompass's own datasets have nothing to look up
+    assert data_problem(plain) is None  # other packages' datasets are left to their tasks
 
 
 def test_a_window_too_small_for_one_answer_names_that_dataset_alone(tmp_path):

@@ -623,8 +623,9 @@ def demo_run(p: Probe, models: list, path='data/demo', env=None, ppl=False) -> R
         f"cfg.datasets = [dict(d, path={path!r}) for d in cfg.datasets if d['abbr'] in {keep!r}]\n"
         f'if {ppl!r}:\n'
         "    found = load('/datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets\n"
-        f'    cfg.datasets += [dict(d, path={path!r}, limit=10) for d in found\n'
-        "                     if d['abbr'] == 'AdaLEval_tsort_ppl_2k']\n"
+        "    ppl = [d for d in found if d['abbr'] == 'AdaLEval_tsort_ppl_2k']\n"
+        f'    ppl[0].update(path={path!r}, limit=10)\n'  # in place: its class dumps by name
+        '    cfg.datasets = cfg.datasets + ppl\n'
         f'cfg.models = {models!r}\n'
         f'cfg.dump({str(p.tmp / "run.py")!r})\n'
     )

@@ -5,7 +5,10 @@
 # llama-3.1-70b-instruct-128k (tensor parallelism 4, 80 GB each), 1 for every other model.
 # Evaluation: CPU only, on the `cpu` partition. A task asking for more GPUs than a node of its
 # partition offers (per `sinfo`) is refused before submission, with the reason in its log file
-# and in `lveval leaderboard`, instead of failing in Slurm three times.
+# and in `lveval leaderboard`, instead of failing in Slurm three times. Before any job is
+# submitted, the driver checks every model (folder, tokenizer, window) and reads every data file
+# (where it runs: the login node must see the model and data folders); evaluation is not
+# submitted for what has no predictions.
 # Set the partition names below; afterwards `lveval leaderboard outputs/lveval_slurm --strict`
 # fails if any result is missing.
 from mmengine.config import read_base

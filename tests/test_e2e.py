@@ -286,7 +286,8 @@ def test_a_failed_inference_is_not_evaluated_and_the_board_says_why(tmp_path, ca
     synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
     loogle = [d for d in load_config('eval_demo.py').datasets if d['abbr'] == KEEP[0]]
     ppl = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
-    ppl = [dict(d, path='data/demo', limit=10) for d in ppl if d['abbr'] == 'AdaLEval_tsort_ppl_2k']
+    ppl = [d for d in ppl if d['abbr'] == 'AdaLEval_tsort_ppl_2k']
+    ppl[0].update(path='data/demo', limit=10)  # in place: the config dumps its classes by name
     cpu = load_config('models/cpu_baselines.py').models[:1]
     config = derived_config(tmp_path, 'eval_demo.py', datasets=loogle + ppl, models=cpu)
     done = run_opencompass(config, tmp_path)

@@ -523,6 +523,15 @@ def api_setting_misspelled_is_named(tmp: Path) -> str:
     raise AssertionError('a misspelled API setting passed')
 
 
+def perplexity_run_is_read(tmp: Path) -> str:
+    config = (
+        "models = [dict(abbr='m')]\ndatasets = [dict(abbr='AdaLEval_tsort_ppl_2k', infer_cfg="
+        "dict(prompt_template=dict(template=dict({'[1, 2, 3, 4]': 'Answer: [1, 2, 3, 4]'}))))]\n"
+    )
+    run = run_folder(tmp, config, {})
+    return lveval('leaderboard', run.parent, '--out', tmp / 'board')
+
+
 def partitioned(tmp: Path, models: list, datasets: list) -> str:
     """What the shipped configs' partitioner says for these models and datasets: the run's stop
     message, or how many tasks it made."""
@@ -650,6 +659,7 @@ CASES = {
     'run-missing-data-folder': missing_data_folder_stops_the_run,
     'failed-inference-not-evaluated': failed_inference_is_not_evaluated,
     'gpus-not-here': gpus_not_here_stop_the_run,
+    'perplexity-run-on-board': perplexity_run_is_read,
 }
 
 

@@ -69,8 +69,9 @@ def config_digest(model_cfg: dict) -> str:
 
 
 def _literal(node: ast.AST, path: Path):
-    """The value of a dumped-config expression made of literals and ``dict(key=...)`` calls;
-    anything else is refused: a run folder is data and its configs are never executed."""
+    """The value of a dumped-config expression made of literals and ``dict(key=...)`` calls
+    (``dict({...})`` too: mmengine dumps so a dict whose keys are not names, such as a perplexity
+    template's); anything else is refused: a run folder is data and its configs are never run."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -81,10 +82,11 @@ def _literal(node: ast.AST, path: Path):
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == 'dict'
-        and not node.args
+        and (not node.args or (len(node.args) == 1 and isinstance(node.args[0], ast.Dict)))
         and all(k.arg for k in node.keywords)
     ):
-        return {k.arg: _literal(k.value, path) for k in node.keywords}
+        given = _literal(node.args[0], path) if node.args else {}
+        return {**given, **{k.arg: _literal(k.value, path) for k in node.keywords}}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _literal(node.operand, path)
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -21,7 +21,7 @@ from opencompass.runners import LocalRunner
 from opencompass.utils import model_abbr_from_cfg
 
 from .outcomes import StageOutcomes, task_class
-from .prelaunch import counted, task_pairs, write_not_run
+from .stops import counted, task_pairs, write_not_run
 
 CPU_CONFIG = 'configs/eval_demo.py'
 
@@ -67,6 +67,27 @@ def gpu_shortfall(tasks: list, task_type: Any, available: int, source: str) -> l
     ]
 
 
+def stop_for_gpus(tasks: list, task_type: Any) -> None:
+    """Raise ``SystemExit`` (``gpu_shortfall``'s lines, exit 1) when a task asks for more GPUs
+    than this machine has; every model x dataset of the tasks gets its log saying so."""
+    available, source = local_gpus()
+    lines = gpu_shortfall(tasks, task_type, available, source)
+    if not lines:
+        return
+    line = 'GPURequestError: ' + ' '.join(lines)
+    log_subdir = task_class(task_type).log_subdir
+    for cfg in tasks:
+        for model, dataset in task_pairs(cfg):
+            write_not_run(osp.join(cfg['work_dir'], log_subdir), model, dataset, [line])
+    raise SystemExit('\n'.join(lines))
+
+
+def is_local_runner(runner_type: Any) -> bool:
+    """Whether a runner config's type runs tasks on this machine (OpenCompass's LocalRunner)."""
+    kind = RUNNERS.get(runner_type) if isinstance(runner_type, str) else runner_type
+    return isinstance(kind, type) and issubclass(kind, LocalRunner)
+
+
 @RUNNERS.register_module()
 class CheckedLocalRunner(StageOutcomes, LocalRunner):
     """``LocalRunner`` (same settings) that stops the run before any task starts when a task
@@ -74,13 +95,5 @@ class CheckedLocalRunner(StageOutcomes, LocalRunner):
     the stage gets a log saying so (``lveval leaderboard`` shows it). With ``StageOutcomes``."""
 
     def launch(self, tasks: list) -> list:
-        available, source = local_gpus()
-        lines = gpu_shortfall(tasks, self.task_cfg['type'], available, source)
-        if lines:
-            line = 'GPURequestError: ' + ' '.join(lines)
-            log_subdir = task_class(self.task_cfg['type']).log_subdir
-            for cfg in tasks:
-                for model, dataset in task_pairs(cfg):
-                    write_not_run(osp.join(cfg['work_dir'], log_subdir), model, dataset, [line])
-            raise SystemExit('\n'.join(lines))
+        stop_for_gpus(tasks, self.task_cfg['type'])
         return super().launch(tasks)

@@ -27,7 +27,7 @@ from opencompass.utils import (
 )
 
 from ..leaderboard.runs import first_error, inference_error
-from .prelaunch import Problem, counted, grouped, task_pairs, write_not_run
+from .stops import Problem, counted, grouped, task_pairs, write_not_run
 
 
 def task_class(task_type: Any) -> Any:

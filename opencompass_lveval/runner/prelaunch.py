@@ -6,19 +6,19 @@ inference task's log and then again in every evaluation task.
 (model folder, tokenizer, format, window, API key: the checks its inference task makes again) and
 each dataset of this package built from its files by its own loader (a missing folder or file, a
 broken line). Every model x dataset left to infer then gets its inference log saying why it did
-not run, where ``lveval leaderboard`` finds it. ``CheckedPartitioner`` runs it before it makes any task, so
-it works with any runner; a partitioner or runner of another kind can call it alone.
+not run, where ``lveval leaderboard`` finds it. ``CheckedPartitioner`` runs it before it makes
+any task, so it works with any runner; a partitioner or runner of another kind can call it alone.
 """
 
 from __future__ import annotations
 
 import os.path as osp
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Optional
 
 from opencompass.partitioners import NumWorkerPartitioner
 from opencompass.registry import LOAD_DATASET, PARTITIONERS
+from opencompass.tasks import OpenICLInferTask
 from opencompass.utils import (
     build_dataset_from_cfg,
     dataset_abbr_from_cfg,
@@ -26,24 +26,10 @@ from opencompass.utils import (
     model_abbr_from_cfg,
 )
 
-from ..atomic import write_text
 from ..columnar import ColumnarDataset
 from .infer_task import check_before_weights
-
-SHOWN = 8  # causes listed in the terminal; every one is in the logs of what it stopped
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Why one model cannot run one dataset: ``cause`` is ``ErrorType: message``."""
-
-    model: str
-    dataset: str
-    cause: str
-
-
-def counted(count: int, noun: str) -> str:
-    return f'{count} {noun}{"s" * (count != 1)}'
+from .local import is_local_runner, stop_for_gpus
+from .stops import Problem, counted, grouped, write_not_run
 
 
 def _cause(exc: BaseException) -> str:
@@ -103,38 +89,6 @@ def launch_problems(pending: Iterable[tuple[dict, list]]) -> list[Problem]:
     return problems
 
 
-def grouped(problems: Iterable[Problem], shown: int = SHOWN) -> list[str]:
-    """One line per cause, naming the models and datasets it concerns (a few, then a count);
-    after ``shown`` causes, how many more there are."""
-    by_cause: dict[str, list[Problem]] = {}
-    for problem in problems:
-        by_cause.setdefault(problem.cause, []).append(problem)
-    lines = []
-    for cause, found in list(by_cause.items())[:shown]:
-        models = sorted({p.model for p in found})
-        datasets = list(dict.fromkeys(p.dataset for p in found))
-        named = ', '.join(datasets[:3]) + (f' and {len(datasets) - 3} more' if datasets[3:] else '')
-        lines.append(f'- {", ".join(models)} on {named}: {cause}')
-    if len(by_cause) > shown:
-        lines.append(f'- and {len(by_cause) - shown} more causes, each in the logs it concerns')
-    return lines
-
-
-def task_pairs(task: dict) -> list[tuple[str, str]]:
-    """(model abbr, dataset abbr) of every model x dataset of a task config."""
-    return [
-        (model_abbr_from_cfg(model_cfg), dataset_abbr_from_cfg(dataset_cfg))
-        for model_cfg, dataset_cfgs in zip(task['models'], task['datasets'])
-        for dataset_cfg in dataset_cfgs
-    ]
-
-
-def write_not_run(log_dir: str, model: str, dataset: str, lines: list[str]) -> None:
-    """The log of a model x dataset that did not run (``{log_dir}/{model}/{dataset}.out``), its
-    first line the reason: ``lveval leaderboard`` shows it for the missing result."""
-    write_text(osp.join(log_dir, model, f'{dataset}.out'), '\n'.join(lines) + '\n')
-
-
 def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> None:
     """Raise ``SystemExit`` (the problems in the terminal, exit 1) when anything of ``pending``
     (see ``launch_problems``) cannot run; each model x dataset of it gets its inference log
@@ -168,11 +122,19 @@ def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> N
 
 @PARTITIONERS.register_module()
 class CheckedPartitioner(NumWorkerPartitioner):
-    """OpenCompass's ``NumWorkerPartitioner`` (same settings) that first runs
-    ``stop_before_launch`` on what is left to infer. With ``num_split`` 1 (one worker, or set)
-    it sizes no dataset: OpenCompass's reads each one again only to size splits it then does not
-    make, and caches the sizes by dataset name alone (``.cache/dataset_size.json``), where a
-    later run with other data would find them and skip its reading."""
+    """OpenCompass's ``NumWorkerPartitioner`` (same settings), for ``infer``, that first stops
+    the run on what is left to infer: where the config's inference runner runs tasks on this
+    machine (a ``LocalRunner``), a model asking for more GPUs than it has, before anything is
+    read; then ``stop_before_launch``. With ``num_split`` 1 (one worker, or set) it sizes no
+    dataset: OpenCompass's reads each one again only to size splits it then does not make, and
+    caches the sizes by dataset name alone (``.cache/dataset_size.json``), where a later run
+    with other data would find them and skip its reading."""
+
+    runner: dict = {}  # the config's inference runner, set when the run calls it
+
+    def __call__(self, cfg):
+        self.runner = dict(cfg.get('infer', {}).get('runner', {}))
+        return super().__call__(cfg)
 
     def partition(self, model_dataset_combinations, work_dir, out_dir, add_cfg=None):
         pending = [
@@ -180,7 +142,12 @@ class CheckedPartitioner(NumWorkerPartitioner):
             for comb in model_dataset_combinations
             for model in comb['models']
         ]
-        stop_before_launch([(model, left) for model, left in pending if left], work_dir)
+        pending = [(model, left) for model, left in pending if left]
+        if is_local_runner(self.runner.get('type')):
+            task_type = self.runner.get('task', {}).get('type', OpenICLInferTask)
+            as_tasks = [dict(models=[m], datasets=[left], work_dir=work_dir) for m, left in pending]
+            stop_for_gpus(as_tasks, task_type)
+        stop_before_launch(pending, work_dir)
         return super().partition(model_dataset_combinations, work_dir, out_dir, add_cfg or {})
 
     def get_size(self, dataset) -> int:

@@ -1,5 +1,5 @@
-"""What a run checks in its driver before any task starts (runner/prelaunch.py) and the local
-runner's GPU check (runner/local.py), on real dataset configs, data files, tokenizer folders and
+"""What a run checks in its driver before any task starts (runner/prelaunch.py), the GPU check
+(runner/local.py) and how the causes are listed (runner/stops.py), on real dataset configs, data files, tokenizer folders and
 OpenCompass's own task classes; tests/test_e2e.py runs them through `opencompass`."""
 
 import io
@@ -16,13 +16,8 @@ from opencompass_lveval.leaderboard.runs import Run, missing_reason
 from opencompass_lveval.lveval.synthetic import write_synthetic
 from opencompass_lveval.runner.infer_task import LongContextInferTask
 from opencompass_lveval.runner.local import CheckedLocalRunner, gpu_shortfall, local_gpus
-from opencompass_lveval.runner.prelaunch import (
-    CheckedPartitioner,
-    Problem,
-    data_problem,
-    grouped,
-    model_problems,
-)
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner, data_problem, model_problems
+from opencompass_lveval.runner.stops import Problem, grouped
 from opencompass_lveval.testing import train_tokenizer
 
 TASKS = ['cmrc_mixup', 'factrecall_en']
@@ -162,6 +157,32 @@ def test_a_task_asking_for_more_gpus_than_here_stops_the_run(tmp_path, monkeypat
     log = tmp_path / 'run' / 'logs' / 'infer' / 'big' / 'LVEval_factrecall_en_16k.out'
     assert first_line(log).startswith('GPURequestError: The run stopped before any task started')
     assert not (tmp_path / 'run' / 'predictions').exists()
+
+
+def test_on_this_machine_the_gpus_are_compared_before_anything_is_read(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '')
+    big = dict(GOOD, abbr='big', run_cfg=dict(num_gpus=2))
+    runner = dict(
+        type='opencompass_lveval.runner.local.CheckedLocalRunner',
+        task=dict(type='opencompass_lveval.runner.infer_task.LongContextInferTask'),
+    )
+    work = tmp_path / 'run'
+    cfg = Config(
+        dict(models=[big], datasets=lveval_datasets(tmp_path / 'gone'), work_dir=str(work))
+    )
+    cfg['infer'] = dict(runner=runner)
+    partitioner = CheckedPartitioner(out_dir=str(work / 'predictions'), num_worker=1)
+    with pytest.raises(SystemExit, match=r'- big: 2 GPUs \(run_cfg.num_gpus\), 1 task\n'):
+        partitioner(cfg)  # the data folder is missing too, but that is not the first thing to fix
+    log = work / 'logs' / 'infer' / 'big' / 'LVEval_cmrc_mixup_16k.out'
+    assert first_line(log).startswith('GPURequestError: ')
+    cfg['infer']['runner']['type'] = 'opencompass_lveval.runner.slurm.CheckedSlurmRunner'
+    with pytest.raises(
+        SystemExit, match='big on LVEval_cmrc_mixup_16k, LVEval_factrecall_en_16k: '
+    ):
+        partitioner(cfg)  # elsewhere, its runner compares the GPUs; the data is read here
+    assert first_line(log).startswith('LVEvalDataError: LV-Eval data folder ')
 
 
 def test_a_check_failing_inside_the_task_still_names_every_dataset_in_its_log(tmp_path):

@@ -44,6 +44,7 @@ Path('my_eval.py').write_text(
     + imports
     + '    from opencompass_lveval.configs.models.cpu_baselines import models\n'
     + '    from opencompass_lveval.configs.summarizers.lveval import summarizer\n'
+    + '    from opencompass_lveval.configs.runners.local import eval, infer\n'
     + f'datasets = {" + ".join(name for _, (_, name) in main_configs)}\n'
 )
 cfg = Config.fromfile('my_eval.py', format_python_code=False)
@@ -54,7 +55,12 @@ for benchmark, (path, name) in main_configs:
     assert own and len(own) == len(shipped), (benchmark.name, own)
 assert [m['abbr'] for m in cfg.models] == ['extractive-bm25', 'random-guess']
 assert cfg.summarizer['type'].__name__ == 'LongContextSummarizer'
-print(f'a config outside the checkout read {len(abbrs)} datasets, 2 models and the summarizer')
+assert cfg.infer.partitioner['type'].__name__ == 'CheckedPartitioner'
+assert cfg.eval.runner['type'].__name__ == 'CheckedLocalRunner'
+print(
+    f'a config outside the checkout read {len(abbrs)} datasets, 2 models, the summarizer and '
+    'the checked stages'
+)
 
 from opencompass_lveval.leaderboard.published import published_rows  # noqa: E402
 

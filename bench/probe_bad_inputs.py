@@ -58,6 +58,10 @@ assert opencompass_lveval.__file__.startswith(tree), opencompass_lveval.__file__
 if mode == 'cli':
     from opencompass_lveval.cli import main
     sys.exit(main(sys.argv[1:]))
+if mode == 'opencompass':  # its own command: a traceback, if any, is what the user sees
+    from opencompass.cli.main import main
+    main()
+    sys.exit(0)
 try:  # a library call: the user reads its exception's message in the task log
     exec(sys.argv[1])
 except Exception as exc:
@@ -128,6 +132,11 @@ class Probe:
 
     def lveval(self, *argv, **options) -> Ran:
         return self._run('cli', argv, **options)
+
+    def opencompass(self, config: Path, env=None, timeout=600) -> Ran:
+        """`opencompass CONFIG` in the case's folder, its tasks importing the tree too."""
+        environment = {**(env or {}), 'PYTHONPATH': str(self.tree)}
+        return self._run('opencompass', [config, '-w', 'outputs'], env=environment, timeout=timeout)
 
     def python(self, code: str, **options) -> Ran:
         return self._run('code', [code], **options)
@@ -1057,6 +1066,86 @@ def cache_entry(change: dict):
     return case
 
 
+# ---- whole OpenCompass runs that cannot work -------------------------------------------------
+
+KEEP = ('LVEval_cmrc_mixup_16k', 'LVEval_factrecall_en_16k')
+BM25 = {'type': 'opencompass_lveval.models.baselines.ExtractiveBaseline', 'abbr': 'bm25',
+        'max_out_len': 64, 'batch_size': 8, 'run_cfg': {'num_gpus': 0}}  # fmt: skip
+
+
+def demo_run(p: Probe, models: list, path='data/demo', env=None, ppl=False) -> Ran:
+    """`opencompass` on the tree's own configs/eval_demo.py (its stages) with these models and
+    two datasets read from ``path`` (with ``ppl``, one of them TSort in perplexity mode), dumped
+    as tests/runs.py does, on demo data."""
+    p.lveval('data', 'synth', p.tmp / 'data' / 'demo', '--count', '2')
+    keep = KEEP[:1] if ppl else KEEP
+    dump = (
+        'from mmengine.config import Config\n'
+        f'def load(name): return Config.fromfile({str(p.tree / "configs")!r} + name, '
+        'format_python_code=False)\n'
+        "cfg = load('/eval_demo.py')\n"
+        f"cfg.datasets = [dict(d, path={path!r}) for d in cfg.datasets if d['abbr'] in {keep!r}]\n"
+        f'if {ppl!r}:\n'
+        "    found = load('/datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets\n"
+        "    ppl = [d for d in found if d['abbr'] == 'AdaLEval_tsort_ppl_2k']\n"
+        f'    ppl[0].update(path={path!r}, limit=10)\n'  # in place: its class dumps by name
+        '    cfg.datasets = cfg.datasets + ppl\n'
+        f'cfg.models = {models!r}\n'
+        f'cfg.dump({str(p.tmp / "run.py")!r})\n'
+    )
+    made = p.python(dump)
+    if made.rc != 0:
+        raise RuntimeError(f'the config did not load: {made.last_line()}')
+    return p.opencompass(p.tmp / 'run.py', env=env)
+
+
+def launched(ran: Ran, dataset: str = '') -> list[str]:
+    """The evaluation tasks OpenCompass's runners said they started (with ``dataset``)."""
+    return [
+        line for line in ran.out.splitlines() if 'launch OpenICLEval[' in line and dataset in line
+    ]
+
+
+def stopped_early(ran: Ran, *names) -> tuple[str, str]:
+    """A run that cannot work: silently wrong when it exits 0 or starts evaluation tasks anyway,
+    a crash when it ends in a traceback or names none of ``names``."""
+    figure = f'{ran.seconds:.0f} s'
+    if launched(ran):
+        return WRONG, f'{len(launched(ran))} evaluation tasks started, exit {ran.rc}, {figure}'
+    outcome, text = refusal(ran, *names)
+    return outcome, f'{figure}: {text}'
+
+
+def run_with_missing_model(p: Probe):
+    model = {'type': 'opencompass_lveval.models.hf.LongContextHF', 'abbr': 'mine',
+             'path': './no/such/model', 'max_seq_len': 4096, 'run_cfg': {'num_gpus': 0}}  # fmt: skip
+    return stopped_early(demo_run(p, [model]), 'no/such/model')
+
+
+def run_with_missing_data(p: Probe):
+    return stopped_early(demo_run(p, [BM25], path='data/nowhere'), 'data/nowhere')
+
+
+def run_with_gpus_not_here(p: Probe):
+    big = {**BM25, 'run_cfg': {'num_gpus': 1}}
+    ran = demo_run(p, [big], env={'CUDA_VISIBLE_DEVICES': ''})
+    return stopped_early(ran, 'GPU', 'eval_demo.py')
+
+
+def run_with_failed_inference(p: Probe):
+    """A CPU baseline on TSort in perplexity mode: it has no get_ppl, which shows only when that
+    dataset's inference calls it. No evaluation task may start for it, and the run's output
+    must name the error."""
+    ran = demo_run(p, [BM25], ppl=True)
+    if launched(ran, 'tsort_ppl'):
+        return WRONG, f'its evaluation started anyway, exit {ran.rc} ({ran.seconds:.0f} s)'
+    if not launched(ran, KEEP[0]):
+        return CRASH, f'the good dataset was not evaluated: {ran.last_line()}'
+    if 'does not support ppl' not in ran.out:
+        return CRASH, 'the run does not say why the dataset failed'
+    return GOOD, f'{ran.seconds:.0f} s, only the good dataset evaluated, the error named'
+
+
 LOAD_LVEVAL = (
     'from opencompass_lveval.lveval import data\n'
     "source = data.locate(data.default_data_dir(), 'cmrc_mixup_16k')\n"
@@ -1295,6 +1384,11 @@ CASES = {
     'compare-score-not-its-mean': compare_score_not_mean,
     'compare-run-without-results': compare_without_results,
     'compare-synthetic-data': compare_synthetic,
+    # whole runs
+    'run-missing-model-folder': run_with_missing_model,
+    'run-missing-data-folder': run_with_missing_data,
+    'run-gpus-not-here': run_with_gpus_not_here,
+    'run-failed-inference': run_with_failed_inference,
 }
 
 

@@ -8,12 +8,13 @@
 # (`prompt_ids=True` sends the exact ids of the offline wrappers; vLLM and SGLang take them.)
 # Replies are cached in the work folder: a killed run resumed with `-r` pays only for the rest.
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
-from opencompass.runners import LocalRunner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.models import LongContextAPI  # noqa: F401 (for the example above)
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.local import CheckedLocalRunner
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 
 with read_base():
     from .datasets.adaleval.adaleval_gen import adaleval_datasets
@@ -27,11 +28,11 @@ for _dataset in datasets:
 models = adaleval_api_models
 work_dir = 'outputs/api'
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
-    runner=dict(type=LocalRunner, max_num_workers=4, task=dict(type=LongContextInferTask)),
+    partitioner=dict(type=CheckedPartitioner, num_worker=1),
+    runner=dict(type=CheckedLocalRunner, max_num_workers=4, task=dict(type=LongContextInferTask)),
 )
 eval = dict(
     partitioner=dict(type=NaivePartitioner, n=8),
-    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
+    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
 )
 del _dataset

@@ -4,12 +4,13 @@
 # level, 4 records per subset; Ada-LEval BestAnswer 1k/2k and TSort 2k/4k, 10 records each); one
 # inference and one evaluation task per model, about a minute.
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
-from opencompass.runners import LocalRunner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.report.summarizer import LongContextSummarizer
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.local import CheckedLocalRunner
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 
 with read_base():
     from .models.cpu_baselines import models
@@ -23,11 +24,11 @@ summarizer = dict(
 )
 work_dir = 'outputs/demo'
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
-    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=LongContextInferTask)),
+    partitioner=dict(type=CheckedPartitioner, num_worker=1),
+    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=LongContextInferTask)),
 )
 eval = dict(
     partitioner=dict(type=NaivePartitioner, n=len(datasets)),
-    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
+    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
 )
 del _benchmarks

@@ -6,10 +6,11 @@
 # or passes it runs again on another node, up to `retry` more times. Where each task ran is kept
 # in the run folder, logs/ray_runner.jsonl.
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 from opencompass_lveval.runner.ray_runner import RayRunner
 
 with read_base():
@@ -17,7 +18,7 @@ with read_base():
 
 work_dir = 'outputs/demo_ray'
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
+    partitioner=dict(type=CheckedPartitioner, num_worker=1),
     runner=dict(
         type=RayRunner,
         max_num_workers=8,

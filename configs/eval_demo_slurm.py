@@ -6,10 +6,11 @@
 # submitted again up to `retry` times; a task asking for more GPUs than a node offers is refused
 # before submission, with the reason in its log.
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 from opencompass_lveval.runner.slurm import CheckedSlurmRunner
 
 with read_base():
@@ -17,7 +18,7 @@ with read_base():
 
 work_dir = 'outputs/demo_slurm'
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
+    partitioner=dict(type=CheckedPartitioner, num_worker=1),
     runner=dict(
         type=CheckedSlurmRunner, max_num_workers=8, retry=2, task=dict(type=LongContextInferTask)
     ),

@@ -9,10 +9,11 @@
 # this Python environment and the folder you run in at the same path (a shared file system).
 # Inside a Slurm allocation, start Ray first (README: "Ray inside a Slurm allocation").
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 from opencompass_lveval.runner.ray_runner import RayRunner
 
 with read_base():
@@ -24,7 +25,7 @@ datasets = lveval_datasets
 models = vllm_paper_models
 work_dir = 'outputs/lveval_ray'
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=8),
+    partitioner=dict(type=CheckedPartitioner, num_worker=8),
     runner=dict(
         type=RayRunner,
         max_num_workers=32,

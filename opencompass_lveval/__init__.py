@@ -28,6 +28,8 @@ _CLASSES = {
     'LongContextInferTask': 'runner.infer_task',
     'CheckedSlurmRunner': 'runner.slurm',
     'RayRunner': 'runner.ray_runner',
+    'CheckedLocalRunner': 'runner.local',
+    'CheckedPartitioner': 'runner.prelaunch',
     'JudgeEvalTask': 'runner.judge_task',
     'JudgePartitioner': 'runner.judge_task',
     'LongContextSummarizer': 'report.summarizer',

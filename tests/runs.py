@@ -31,7 +31,8 @@ def derived_config(folder: Path, base: str, keep=KEEP, name: str = 'config.py', 
     return path
 
 
-def run_opencompass(config: Path, cwd: Path, env: dict = None, *extra: str, work='out'):
+def run_opencompass(config: Path, cwd: Path, env: dict = None, *extra: str, work='out', check=True):
+    """`opencompass CONFIG -w CWD/WORK EXTRA...` run in ``cwd``; with ``check``, it must exit 0."""
     done = subprocess.run(
         OPENCOMPASS + [str(config), '-w', str(cwd / work), *extra],
         cwd=cwd,
@@ -40,7 +41,7 @@ def run_opencompass(config: Path, cwd: Path, env: dict = None, *extra: str, work
         text=True,
         timeout=600,
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0 or not check, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 
 

@@ -1,8 +1,10 @@
 """Whole OpenCompass runs, kept few and small (each task is a subprocess with seconds of imports):
 the tiny random Llama through LongContextHF, the real stackselect file with the random baseline,
-the paper's ablations, and a leaderboard refresh with levels past 256k."""
+the paper's ablations, a leaderboard refresh with levels past 256k, and two runs that fail: one
+stopped before any task starts, one whose failed inference is not evaluated."""
 
 import json
+import time
 
 import pytest
 from runs import derived_config, load_config, results, run_opencompass
@@ -249,3 +251,56 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     out = capsys.readouterr().out
     assert 'factrecall_en_1000k' in out and 'ok (non-official level)' in out
     assert 'stackselect_256k.json' in out and 'ok (non-paper setting)' in out
+
+
+def test_a_missing_model_folder_stops_the_run_before_any_task(tmp_path, data_dir):
+    """A user's model folder that does not exist: the cause in the terminal, exit 1, no task."""
+    model = dict(
+        type='opencompass_lveval.models.hf.LongContextHF',
+        abbr='mine',
+        path='./no/such/model',
+        max_seq_len=4096,
+        run_cfg=dict(num_gpus=0),
+    )
+    config = derived_config(tmp_path, 'eval_demo.py', models=[model])
+    started = time.perf_counter()
+    done = run_opencompass(config, tmp_path, check=False)
+    seconds = time.perf_counter() - started
+    terminal = done.stdout + done.stderr
+    assert done.returncode == 1, terminal[-3000:]
+    assert 'The run stopped before any task started' in done.stderr
+    assert 'ModelConfigError: tokenizer folder ./no/such/model does not exist' in done.stderr
+    assert 'launch ' not in terminal  # OpenCompass's runners say it for every task they start
+    run = next((tmp_path / 'out').iterdir())
+    assert not (run / 'logs' / 'eval').exists() and not (run / 'predictions').exists()
+    print(f'stopped after {seconds:.1f} s')
+
+
+def test_a_failed_inference_is_not_evaluated_and_the_board_says_why(tmp_path, capsys):
+    """A good model and a dataset it cannot infer: the CPU baseline on TSort in perplexity mode
+    (it has no get_ppl, which shows only when the inference calls it). No evaluation task starts
+    for that dataset; the terminal and `lveval leaderboard` name the error."""
+    from opencompass_lveval.cli import main
+    from opencompass_lveval.commands.data import synth
+
+    synth(out_dir=str(tmp_path / 'data' / 'demo'), count=3, scale=10, seed=0)
+    loogle = [d for d in load_config('eval_demo.py').datasets if d['abbr'] == KEEP[0]]
+    ppl = load_config('datasets/adaleval/adaleval_tsort_ppl.py').adaleval_tsort_ppl_datasets
+    ppl = [d for d in ppl if d['abbr'] == 'AdaLEval_tsort_ppl_2k']
+    ppl[0].update(path='data/demo', limit=10)  # in place: the config dumps its classes by name
+    cpu = load_config('models/cpu_baselines.py').models[:1]
+    config = derived_config(tmp_path, 'eval_demo.py', datasets=loogle + ppl, models=cpu)
+    done = run_opencompass(config, tmp_path)
+    terminal = done.stdout + done.stderr
+    assert sorted(results(tmp_path, 'extractive-bm25')) == [KEEP[0]]
+    launched = [line for line in terminal.splitlines() if 'launch OpenICLEval[' in line]
+    assert launched and not any('tsort_ppl' in line for line in launched)
+    assert 'failed: NotImplementedError: ExtractiveBaseline does not support ppl' in terminal
+    assert '1 model x dataset pair not evaluated, for want of predictions' in terminal
+    assert main(['leaderboard', str(tmp_path / 'out'), '--out', str(tmp_path / 'board')]) == 0
+    missing = [line for line in capsys.readouterr().out.splitlines() if 'missing:' in line]
+    assert len(missing) == 1
+    assert missing[0].startswith(
+        'missing: extractive-bm25 (synthetic data) x AdaLEval_tsort_ppl_2k: '
+    )
+    assert 'NotImplementedError: ExtractiveBaseline does not support ppl' in missing[0]

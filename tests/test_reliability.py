@@ -846,6 +846,102 @@ def api_cache_entry_of_wrong_shape_is_asked_again(tmp: Path) -> str:
         return f'{logged.getvalue()}{out}\nrequests: {len(server.requests)}'
 
 
+def perplexity_run_is_read(tmp: Path) -> str:
+    config = (
+        "models = [dict(abbr='m')]\ndatasets = [dict(abbr='AdaLEval_tsort_ppl_2k', infer_cfg="
+        "dict(prompt_template=dict(template=dict({'[1, 2, 3, 4]': 'Answer: [1, 2, 3, 4]'}))))]\n"
+    )
+    run = run_folder(tmp, config, {})
+    return lveval('leaderboard', run.parent, '--out', tmp / 'board')
+
+
+def partitioned(tmp: Path, models: list, datasets: list) -> str:
+    """What the shipped configs' partitioner says for these models and datasets: the run's stop
+    message, or how many tasks it made."""
+    from mmengine.config import ConfigDict
+
+    from opencompass_lveval.runner.prelaunch import CheckedPartitioner
+
+    combos = [
+        dict(models=[ConfigDict(m) for m in models], datasets=list(map(ConfigDict, datasets)))
+    ]
+    work, out = tmp / 'run', str(tmp / 'run' / 'predictions')
+    try:
+        tasks = CheckedPartitioner(out_dir=out, num_worker=1).partition(combos, str(work), out)
+    except SystemExit as stop:
+        return f'{stop}\nexit 1; tasks started: 0'
+    return f'{len(tasks)} tasks'
+
+
+BM25 = dict(type='opencompass_lveval.models.baselines.ExtractiveBaseline', abbr='bm25')
+
+
+def two_lveval_datasets(folder: Path) -> list:
+    from opencompass_lveval import benchmarks
+
+    return benchmarks.named('lveval').configs(str(folder), ['16k'], ['cmrc_mixup', 'factrecall_en'])
+
+
+def bad_model_folder_stops_the_run(tmp: Path) -> str:
+    from opencompass_lveval.lveval.synthetic import write_synthetic
+
+    write_synthetic(tmp / 'data', count=1, levels=['16k'])
+    model = dict(type='opencompass_lveval.models.hf.LongContextHF', abbr='mine',
+                 path='./no/such/model', max_seq_len=4096)  # fmt: skip
+    return partitioned(tmp, [model, BM25], two_lveval_datasets(tmp / 'data'))
+
+
+def missing_data_folder_stops_the_run(tmp: Path) -> str:
+    from opencompass_lveval import benchmarks
+
+    return partitioned(tmp, [BM25], benchmarks.demo_datasets(str(tmp / 'data' / 'demo')))
+
+
+def failed_inference_is_not_evaluated(tmp: Path) -> str:
+    from opencompass.tasks import OpenICLEvalTask
+
+    from opencompass_lveval.runner.local import CheckedLocalRunner
+
+    datasets = two_lveval_datasets(tmp / 'data')
+    config = (
+        f"models = [dict(abbr='bm25')]\ndatasets = {[dict(abbr=d['abbr']) for d in datasets]}\n"
+    )
+    run = run_folder(tmp, config, {})
+    lines(run / 'results' / 'bm25' / 'LVEval_cmrc_mixup_16k.json', []).write_text('{"score": 1}')
+    log = lines(run / 'logs' / 'infer' / 'bm25' / 'LVEval_cmrc_mixup_16k.out', [])
+    log.write_text(
+        'Task [bm25/LVEval_cmrc_mixup_16k,bm25/LVEval_factrecall_en_16k]\nTraceback ...\n'
+        'opencompass_lveval.errors.LVEvalDataError: factrecall_en_16k.jsonl, line 2: not UTF-8 text\n'
+    )
+    task = dict(models=[BM25], datasets=[datasets[1:]], work_dir=str(run))
+    status = CheckedLocalRunner(task=dict(type=OpenICLEvalTask)).launch([task])
+    return f'evaluation tasks started: {len(status)}\n' + lveval(
+        'leaderboard', run.parent, '--out', tmp / 'board'
+    )
+
+
+def gpus_not_here_stop_the_run(tmp: Path) -> str:
+    import os
+
+    from opencompass_lveval.runner.infer_task import LongContextInferTask
+    from opencompass_lveval.runner.local import CheckedLocalRunner
+
+    big = dict(BM25, abbr='big', run_cfg=dict(num_gpus=1))
+    task = dict(models=[big], datasets=[two_lveval_datasets(tmp / 'data')], work_dir=str(tmp))
+    saved = os.environ.get('CUDA_VISIBLE_DEVICES')
+    os.environ['CUDA_VISIBLE_DEVICES'] = ''  # this machine, as if it had no GPU
+    try:
+        CheckedLocalRunner(task=dict(type=LongContextInferTask)).launch([task])
+    except SystemExit as stop:
+        return str(stop)
+    finally:
+        if saved is None:
+            del os.environ['CUDA_VISIBLE_DEVICES']
+        else:
+            os.environ['CUDA_VISIBLE_DEVICES'] = saved
+    raise AssertionError('a task asking for a GPU started on a machine without one')
+
+
 CASES = {
     'stale-prediction-copy': stale_copy_is_ignored_and_named,
     'non-string-predictions': non_string_predictions_are_counted,
@@ -901,6 +997,11 @@ CASES = {
     'api-redirect': api_redirect_is_not_followed,
     'api-impossible-url': api_impossible_url_is_refused_at_build,
     'api-cache-entry-shape': api_cache_entry_of_wrong_shape_is_asked_again,
+    'run-bad-model-folder': bad_model_folder_stops_the_run,
+    'run-missing-data-folder': missing_data_folder_stops_the_run,
+    'failed-inference-not-evaluated': failed_inference_is_not_evaluated,
+    'gpus-not-here': gpus_not_here_stop_the_run,
+    'perplexity-run-on-board': perplexity_run_is_read,
 }
 
 

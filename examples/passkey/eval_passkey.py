@@ -1,12 +1,13 @@
 # Passkey retrieval with the CPU baselines, through OpenCompass:
 #   lveval data synth data/demo && opencompass examples/passkey/eval_passkey.py
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner, NumWorkerPartitioner
-from opencompass.runners import LocalRunner
+from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.report.summarizer import LongContextSummarizer
 from opencompass_lveval.runner.infer_task import LongContextInferTask
+from opencompass_lveval.runner.local import CheckedLocalRunner
+from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 
 with read_base():
     from opencompass_lveval.configs.models.cpu_baselines import models  # noqa: F401
@@ -18,11 +19,11 @@ summarizer = dict(type=LongContextSummarizer, **_passkey.summary_config(datasets
 work_dir = 'outputs/passkey'
 # One inference and one evaluation task per model: each task is a subprocess costing seconds.
 infer = dict(
-    partitioner=dict(type=NumWorkerPartitioner, num_worker=1),
-    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=LongContextInferTask)),
+    partitioner=dict(type=CheckedPartitioner, num_worker=1),
+    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=LongContextInferTask)),
 )
 eval = dict(
     partitioner=dict(type=NaivePartitioner, n=len(datasets)),
-    runner=dict(type=LocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
+    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
 )
 del _passkey

@@ -75,8 +75,9 @@ def config_digest(model_cfg: dict) -> str:
 
 
 def _literal(node: ast.AST, path: Path):
-    """The value of a dumped-config expression made of literals and ``dict(key=...)`` calls;
-    anything else is refused: a run folder is data and its configs are never executed."""
+    """The value of a dumped-config expression made of literals and ``dict(key=...)`` calls
+    (``dict({...})`` too: mmengine dumps so a dict whose keys are not names, such as a perplexity
+    template's); anything else is refused: a run folder is data and its configs are never run."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -87,10 +88,11 @@ def _literal(node: ast.AST, path: Path):
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == 'dict'
-        and not node.args
+        and (not node.args or (len(node.args) == 1 and isinstance(node.args[0], ast.Dict)))
         and all(k.arg for k in node.keywords)
     ):
-        return {k.arg: _literal(k.value, path) for k in node.keywords}
+        given = _literal(node.args[0], path) if node.args else {}
+        return {**given, **{k.arg: _literal(k.value, path) for k in node.keywords}}
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _literal(node.operand, path)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -252,21 +254,34 @@ def _mentions(run: Path, model: str, asked: tuple[str, ...]) -> tuple[tuple[Path
     return tuple(logs)
 
 
-def missing_reason(run: Run, model: str, dataset: str) -> str:
-    """Why ``model`` has no result on ``dataset`` in ``run``: the first error line of its
-    inference or evaluation log (an inference task's log is named after its first dataset, so
-    the logs that mention the dataset count too)."""
-    folder = run.folder
+def inference_error(folder: Path, model: str, dataset: str, asked=()) -> Optional[str]:
+    """The first error line of the inference log that held ``model`` x ``dataset`` in the run
+    ``folder``, with the log, or None. An inference task's log is named after its first dataset,
+    so the logs that mention the dataset count too (``asked``: the other datasets of the model)."""
     candidates = [folder / 'logs' / 'infer' / model / f'{dataset}.out']
-    asked = tuple(sorted({dataset, *run.datasets.get(model, [])}))
+    asked = tuple(sorted({dataset, *asked}))
     candidates += [
         log
         for log, named in _mentions(folder, model, asked)
         if log not in candidates and dataset in named
     ]
-    candidates.append(folder / 'logs' / 'eval' / model / f'{dataset}.out')
-    for log in candidates:
+    return _first_error_of(folder, candidates)
+
+
+def _first_error_of(folder: Path, logs: list[Path]) -> Optional[str]:
+    for log in logs:
         error = first_error(log) if log.is_file() else None
         if error:
             return f'{error} ({log.relative_to(folder)})'
-    return 'no result and no error in the task logs (not run yet, or still running?)'
+    return None
+
+
+def missing_reason(run: Run, model: str, dataset: str) -> str:
+    """Why ``model`` has no result on ``dataset`` in ``run``: the first error line of its
+    inference log (``inference_error``), else of its evaluation log."""
+    folder = run.folder
+    return (
+        inference_error(folder, model, dataset, run.datasets.get(model, []))
+        or _first_error_of(folder, [folder / 'logs' / 'eval' / model / f'{dataset}.out'])
+        or 'no result and no error in the task logs (not run yet, or still running?)'
+    )

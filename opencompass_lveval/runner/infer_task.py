@@ -21,7 +21,7 @@ from typing import Any, Optional
 from opencompass.registry import MODELS, TASKS
 from opencompass.tasks import openicl_infer
 from opencompass.tasks.openicl_infer import OpenICLInferTask
-from opencompass.utils import get_infer_output_path
+from opencompass.utils import get_infer_output_path, task_abbr_from_cfg
 
 from opencompass_lveval.atomic import write_text
 from opencompass_lveval.errors import ApiError, ModelConfigError
@@ -69,6 +69,9 @@ class LongContextInferTask(OpenICLInferTask):
         return super().get_command(cfg_path, template).replace(openicl_infer.__file__, __file__)
 
     def run(self, *args, **kwargs):
+        # OpenCompass's task names its models x datasets first; a check failing here comes before
+        # that, and then the log would mention only the dataset it is named after.
+        self.logger.info(f'Task {task_abbr_from_cfg(self.cfg)}')
         started = time.perf_counter()
         for model_cfg, dataset_cfgs in zip(self.model_cfgs, self.dataset_cfgs):
             check_before_weights(model_cfg, dataset_cfgs)

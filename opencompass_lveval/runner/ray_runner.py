@@ -40,6 +40,7 @@ from ..atomic import write_text
 from ..errors import ClusterSetupError, ModelConfigError
 from ..models.settings import unknown_key_message
 from .on_node import run_task
+from .outcomes import StageOutcomes
 from .refusals import refuse_gpu_request
 
 # After an attempt's deadline the driver waits this long for the node's own answer before it
@@ -84,8 +85,9 @@ class _Task:
 
 
 @RUNNERS.register_module()
-class RayRunner(BaseRunner):
-    """Runs OpenCompass tasks on a Ray cluster; see the module's docstring.
+class RayRunner(StageOutcomes, BaseRunner):
+    """Runs OpenCompass tasks on a Ray cluster; see the module's docstring. With
+    ``StageOutcomes``: no evaluation task for a dataset without predictions.
 
     Args:
         task: the task type, as for every OpenCompass runner.

@@ -5,7 +5,8 @@ one; a task asking for more GPUs than any node of its partition has fails at onc
 then retried, all of it visible only in a log file. Here the GPUs each node of the partition offers
 are read once from ``sinfo`` (where it answers), and a task asking for more is not submitted: its
 log file says why in one line (``lveval leaderboard`` shows that line for the missing results), and
-the run's summary lists it as failed.
+the run's summary lists it as failed. With ``StageOutcomes`` (no evaluation without predictions,
+the error line of each failed task in the terminal).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Optional
 from opencompass.registry import RUNNERS, TASKS
 from opencompass.runners import SlurmRunner
 
+from .outcomes import StageOutcomes
 from .refusals import refuse_gpu_request
 
 _GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
@@ -46,11 +48,11 @@ def partition_gpus(partition: Optional[str]) -> Optional[int]:
 
 
 @RUNNERS.register_module()
-class CheckedSlurmRunner(SlurmRunner):
+class CheckedSlurmRunner(StageOutcomes, SlurmRunner):
     """``SlurmRunner`` (same settings) that does not submit a task whose ``run_cfg.num_gpus``
-    exceeds what one node of the partition offers. Without a ``partition``, the one named by
-    ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (a config cannot read the
-    environment itself: OpenCompass dumps it as text)."""
+    exceeds what one node of the partition offers; with ``StageOutcomes``. Without a
+    ``partition``, the one named by ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (a
+    config cannot read the environment itself: OpenCompass dumps it as text)."""
 
     def __init__(self, task, partition: Optional[str] = None, **settings) -> None:
         partition = partition or os.environ.get('LVEVAL_SLURM_PARTITION') or None

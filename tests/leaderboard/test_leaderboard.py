@@ -330,6 +330,26 @@ def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
     )
     assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 2
     assert f'{run.name}_2.py, line 1: not plain data (Call)' in capsys.readouterr().err
+    for call in ("dict({'a b': 1}, abbr=open('x'))", "dict({'a': 1}, {'b': 2})", 'dict(*x)'):
+        (run / 'configs' / f'{run.name}_2.py').write_text(f'models = [{call}]\n')
+        assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 2
+        assert 'not plain data (Call)' in capsys.readouterr().err
+
+
+def test_a_dict_dumped_with_keys_that_are_not_names_is_data(tmp_path, capsys):
+    """mmengine dumps a dict whose keys are not names as ``dict({...})`` (a perplexity
+    template's orders): a run of such a dataset is read like any other."""
+    work = tmp_path / 'work'
+    run = recorded_run(
+        work, '20260101_000000', {'m': {'type': HF}}, {'m': full_scores(12.5, ['16k'])}
+    )
+    (run / 'configs' / f'{run.name}_2.py').write_text(
+        "models = [dict(abbr='m')]\n"
+        "datasets = [dict(abbr='AdaLEval_tsort_ppl_2k', infer_cfg=dict(prompt_template=dict("
+        "template=dict({'[1, 2, 3, 4]': 'Answer: [1, 2, 3, 4]'}))))]\n"
+    )
+    assert main(['leaderboard', str(work), '--out', str(tmp_path / 'out')]) == 0
+    assert 'missing: m x AdaLEval_tsort_ppl_2k: ' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

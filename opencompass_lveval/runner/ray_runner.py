@@ -84,19 +84,8 @@ class _Task:
             return self.submitted
 
 
-@RUNNERS.register_module()
-class RayRunner(StageOutcomes, BaseRunner):
-    """Runs OpenCompass tasks on a Ray cluster; see the module's docstring. With
-    ``StageOutcomes``: no evaluation task for a dataset without predictions.
-
-    Args:
-        task: the task type, as for every OpenCompass runner.
-        address: the Ray cluster (``head:6379``); default ``$RAY_ADDRESS``.
-        max_num_workers: tasks in flight at most; keep it at what the cluster can run at once.
-        retry: further attempts after a node died or a deadline passed.
-        deadline_s: the most one attempt may run (default a day).
-        num_cpus: CPUs each task holds on its node.
-    """
+class _RayLauncher(BaseRunner):
+    """The launching of ``RayRunner``, before ``StageOutcomes`` wraps it."""
 
     def __init__(self, task: ConfigDict, **settings) -> None:
         unknown = sorted(set(settings) - _SETTINGS)
@@ -128,6 +117,21 @@ class RayRunner(StageOutcomes, BaseRunner):
             return _Dispatch(self, ray, tasks).run()
         finally:
             ray.shutdown()
+
+
+@RUNNERS.register_module()
+class RayRunner(StageOutcomes, _RayLauncher):
+    """Runs OpenCompass tasks on a Ray cluster; see the module's docstring. With
+    ``StageOutcomes``: no evaluation task for a dataset without predictions.
+
+    Args:
+        task: the task type, as for every OpenCompass runner.
+        address: the Ray cluster (``head:6379``); default ``$RAY_ADDRESS``.
+        max_num_workers: tasks in flight at most; keep it at what the cluster can run at once.
+        retry: further attempts after a node died or a deadline passed.
+        deadline_s: the most one attempt may run (default a day).
+        num_cpus: CPUs each task holds on its node.
+    """
 
 
 class _Dispatch:

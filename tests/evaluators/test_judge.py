@@ -347,7 +347,7 @@ def test_a_damaged_cache_entry_is_asked_again_and_counted(tmp_path):
     info = summarise(verdicts, judge)
     assert info['judge']['damaged_cache_entries'] == 1
     assert info['judge']['damaged_cache_files'] == [
-        f"{entry}: prompt_tokens is 'abc', not a whole number >= 0"
+        f'{entry}: "prompt_tokens" is "abc", not a whole number >= -1 (-1: unknown)'
     ]
     assert info['judge_diagnostics'].endswith(', 1 damaged cache entries asked again')
     assert json.loads(entry.read_text())['prompt_tokens'] == 100 + len('good')  # rewritten

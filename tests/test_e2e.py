@@ -269,7 +269,7 @@ def test_a_missing_model_folder_stops_the_run_before_any_task(tmp_path, data_dir
     terminal = done.stdout + done.stderr
     assert done.returncode == 1, terminal[-3000:]
     assert 'The run stopped before any task started' in done.stderr
-    assert 'ModelConfigError: tokenizer folder ./no/such/model does not exist' in done.stderr
+    assert 'ModelConfigError: mine: tokenizer folder ./no/such/model does not exist' in done.stderr
     assert 'launch ' not in terminal  # OpenCompass's runners say it for every task they start
     run = next((tmp_path / 'out').iterdir())
     assert not (run / 'logs' / 'eval').exists() and not (run / 'predictions').exists()

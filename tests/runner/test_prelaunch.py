@@ -54,7 +54,7 @@ def test_a_missing_model_folder_stops_the_run_and_every_pair_says_why(tmp_path, 
     assert 'bm25' not in message  # the good model has no problem of its own
     logs = work / 'logs' / 'infer'
     assert first_line(logs / 'mine' / 'LVEval_factrecall_en_16k.out').startswith(
-        'ModelConfigError: tokenizer folder ./no/such/model does not exist'
+        'ModelConfigError: mine: tokenizer folder ./no/such/model does not exist'
     )
     assert first_line(logs / 'bm25' / 'LVEval_cmrc_mixup_16k.out').startswith(
         'NotRunError: the run stopped before any task started'
@@ -205,5 +205,5 @@ def test_a_check_failing_inside_the_task_still_names_every_dataset_in_its_log(tm
     log.write_text(printed.getvalue() + f'ModelConfigError: {failed.value}\n')
     run = Run(tmp_path, [], datasets={'mine': [d['abbr'] for d in datasets]})
     assert missing_reason(run, 'mine', 'LVEval_factrecall_en_16k').startswith(
-        'ModelConfigError: tokenizer folder ./no/such/model does not exist'
+        'ModelConfigError: mine: tokenizer folder ./no/such/model does not exist'
     )

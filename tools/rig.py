@@ -276,9 +276,8 @@ def install_slurm() -> None:
     if not shutil.which('apt-get'):
         raise RigError('Slurm is not installed and there is no apt-get to install it with')
     env = {**os.environ, 'DEBIAN_FRONTEND': 'noninteractive'}
-    if 'Candidate: (none)' in sh('apt-cache', 'policy', 'slurmctld', check=False) or not sh(
-        'apt-cache', 'policy', 'slurmctld', check=False
-    ):
+    policy = sh('apt-cache', 'policy', 'slurmctld', check=False)
+    if not policy.strip() or 'Candidate: (none)' in policy:
         sh('apt-get', 'update', '-qq', timeout=600, env=env)
     packages = ['slurmctld', 'slurmd', 'slurm-client', 'munge']
     sh(

@@ -4,8 +4,8 @@ OpenCompass 0.5.4 has no Ray runner. This one launches every task of a stage on 
 ``address`` (default ``$RAY_ADDRESS``): each task as one Ray task holding its model's
 ``run_cfg.num_gpus`` GPUs (Ray gives it ``CUDA_VISIBLE_DEVICES``), at most ``max_num_workers`` in
 flight, spread over the nodes. Like Slurm, it needs the same Python environment and the run's
-folder at the same path on every node; the first attempt on each node checks both and stops the
-run with the node's name if either is missing.
+folder at the same path on every node; every attempt checks both on its node before its task
+starts, and stops the run with the node's name if either is missing.
 
 Every attempt has a wall-clock deadline (``deadline_s``, counted from its start on the node): a
 node cut off from the network leaves its calls hanging for ever, so the node stops the task at the
@@ -67,21 +67,31 @@ class _Task:
     task: Any
     config: str
     attempts: list[dict] = field(default_factory=list)
-    ref: Any = None
-    record: str = ''
+    record: str = ''  # the current attempt's start record, which its node writes
     submitted: float = 0.0
+    _where: dict = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.task.name
 
+    def submit(self, record: str) -> None:
+        self.record, self.submitted, self._where = record, time.time(), {}
+
+    def where(self) -> dict:
+        """Where the current attempt ran, from its start record (empty until it started); the
+        record is read until it is there, then kept."""
+        if not self._where:
+            try:
+                self._where = json.loads(Path(self.record).read_text())
+            except (OSError, ValueError):
+                return {}
+        return self._where
+
     def started(self) -> float:
-        """When the current attempt started on its node (its start record), else when it was
-        submitted: a task that waits longer than its deadline to start counts as failed too."""
-        try:
-            return json.loads(Path(self.record).read_text())['started']
-        except (OSError, ValueError, KeyError):
-            return self.submitted
+        """When the current attempt started on its node, else when it was submitted: a task
+        that waits longer than its deadline to start counts as failed too."""
+        return self.where().get('started', self.submitted)
 
 
 class _RayLauncher(BaseRunner):
@@ -187,7 +197,7 @@ class _Dispatch:
                 for ref, item in list(running.items()):
                     if time.time() > item.started() + self.runner.deadline_s + _GRACE_S:
                         self.ray.cancel(ref, force=True)
-                        outcome = {**self._where(item), 'outcome': 'deadline', 'lost': True}
+                        outcome = {**item.where(), 'outcome': 'deadline', 'lost': True}
                         self._settle(running.pop(ref), outcome, waiting, status, progress)
         finally:
             for ref in running:  # Ctrl-C or a setup error: nothing is left running
@@ -199,8 +209,7 @@ class _Dispatch:
         return [(item.name, status[item.name]) for item in self.tasks]
 
     def _submit(self, item: _Task) -> Any:
-        item.record = str(self.attempts_dir / f'{uuid.uuid4().hex}.json')
-        item.submitted = time.time()
+        item.submit(str(self.attempts_dir / f'{uuid.uuid4().hex}.json'))
         options = dict(
             num_gpus=item.task.num_gpus,
             num_cpus=self.runner.num_cpus,
@@ -224,13 +233,6 @@ class _Dispatch:
         }
         return self.ray.remote(run_task).options(**options).remote(spec)
 
-    def _where(self, item: _Task) -> dict:
-        """Where the current attempt ran, from its start record (empty if it never started)."""
-        try:
-            return json.loads(Path(item.record).read_text())
-        except (OSError, ValueError):
-            return {}
-
     def _result(self, ref: Any) -> dict:
         from ray.exceptions import RayTaskError
 
@@ -244,7 +246,7 @@ class _Dispatch:
 
     def _settle(self, item: _Task, outcome: dict, waiting, status, progress) -> None:
         if outcome['outcome'] in ('node lost', 'error'):
-            outcome = {**self._where(item), **outcome}
+            outcome = {**item.where(), **outcome}
         outcome = {'task': item.name, 'attempt': len(item.attempts) + 1, **outcome}
         item.attempts.append(outcome)
         self._record(outcome)

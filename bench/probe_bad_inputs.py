@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1] / 'tests'))  # the hostile servers
 
 from corpora import DEFAULT, stackselect_questions  # noqa: E402
-from servers import HostileServer, completion, drip, echo_key, huge, redirect  # noqa: E402
+from servers import HostileServer, completion, drip, echo_key, huge, redirect, throttled  # noqa: E402
 
 CORPORA = DEFAULT
 BOOK = CORPORA / 'en' / 'alice_in_wonderland.txt'
@@ -983,13 +983,7 @@ def retry_after_cap(p: Probe):
     """Retry-After: 3600 on every attempt, with ``max_wait_s=1``: unbounded when the cap
     cannot be set (or does not hold)."""
 
-    def later(handler, body):
-        handler.send_response(429)
-        handler.send_header('Retry-After', '3600')
-        handler.send_header('Content-Length', '0')
-        handler.end_headers()
-
-    with HostileServer(later) as server:
+    with HostileServer(throttled('3600')) as server:
         ran = api_run(p, server.url, 'retry=1, max_wait_s=1', timeout=60)
     if ran.mentions('unknown setting'):
         return UNBOUNDED, 'max_wait_s cannot be set: ' + ran.last_line()

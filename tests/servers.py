@@ -391,6 +391,15 @@ def huge(size: int, declared: bool = True):
     return answer
 
 
+def throttled(retry_after: str):
+    """A 429 that asks the client to wait ``retry_after`` (seconds or an HTTP date)."""
+
+    def answer(handler, body):
+        send(handler, 429, b'', {'Retry-After': retry_after})
+
+    return answer
+
+
 def redirect(status: int, location: str):
     def answer(handler, body):
         send(handler, status, b'', {'Location': location})

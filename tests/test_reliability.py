@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from parity_data import DATA
-from servers import HostileServer, completion, drip, echo_key, huge, redirect
+from servers import HostileServer, completion, drip, echo_key, huge, redirect, throttled
 
 from opencompass_lveval.cli import main
 
@@ -786,13 +786,7 @@ def api_drip_is_cut_at_the_deadline(tmp: Path) -> str:
 
 
 def api_retry_after_is_capped(tmp: Path) -> str:
-    def later(handler, body):
-        handler.send_response(429)
-        handler.send_header('Retry-After', '3600')
-        handler.send_header('Content-Length', '0')
-        handler.end_headers()
-
-    with HostileServer(later) as server:
+    with HostileServer(throttled('3600')) as server:
         model = api_model(server.url, tmp, retry=2, max_wait_s=0.2)
         started = time.perf_counter()
         out = ask(model)

@@ -20,6 +20,7 @@ from servers import (
     huge,
     redirect,
     self_signed_certificate,
+    throttled,
 )
 from test_api import marked_prompt
 
@@ -164,10 +165,7 @@ def test_a_limit_no_request_could_keep_is_refused_at_build(tmp_path, setting, va
 def test_max_wait_s_caps_a_retry_after_and_defaults_to_120(tmp_path):
     def later_then_answer(handler, body):
         if len(server.requests) == 1:
-            handler.send_response(429)
-            handler.send_header('Retry-After', '3600')
-            handler.send_header('Content-Length', '0')
-            handler.end_headers()
+            throttled('3600')(handler, body)
         else:
             completion('answered')(handler, body)
 

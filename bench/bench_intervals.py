@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from opencompass_lveval.intervals import bootstrap_cells, interval, pooled
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
+from opencompass_lveval.report.intervals import bootstrap_cells, interval, pooled
 
 MODELS = 15
 

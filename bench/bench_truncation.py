@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpora import DEFAULT, read_book  # noqa: E402
 
-from opencompass_lveval.cuttable import MarkedText  # noqa: E402
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME  # noqa: E402
 from opencompass_lveval.models.inputs import InputBuilder  # noqa: E402
 from opencompass_lveval.models.settings import InputSettings  # noqa: E402
+from opencompass_lveval.prompts.cuttable import MarkedText  # noqa: E402
 from opencompass_lveval.testing import train_tokenizer  # noqa: E402
 
 WINDOW, MAX_OUT = 32 * 1024, 64

@@ -109,7 +109,7 @@ def tiny_model(work: Path, window: int) -> Path:
 def book_records(corpora: Path, dataset: str, count: int, words: int, seed: int) -> list[dict]:
     """LV-Eval records whose contexts are ``words`` words of the books from random places (no two
     prompts share a head beyond the instruction)."""
-    from opencompass_lveval.text import read_book
+    from opencompass_lveval.prompts.text import read_book
 
     text = ' '.join(read_book(p) for p in sorted((corpora / 'en').glob('*.txt'))).split()
     rng = random.Random(f'{seed}:{dataset}')
@@ -150,7 +150,7 @@ def write_config(path: Path, model: dict, datasets: list[dict]) -> Path:
 
 def lveval_configs(data: Path, names: list[str], level: str) -> list[dict]:
     """LV-Eval's dataset configs of ``names`` at ``level``, reading ``data``."""
-    from opencompass_lveval.benchmarks import named
+    from opencompass_lveval.framework.benchmarks import named
 
     return named('lveval').configs(str(data), sizes=[level], tasks=names)
 

@@ -8,7 +8,7 @@ import gzip
 import json
 from pathlib import Path
 
-from opencompass_lveval.text import read_book  # noqa: F401  (re-exported for the benches)
+from opencompass_lveval.prompts.text import read_book  # noqa: F401  (re-exported for the benches)
 
 _SHARED = Path(__file__).resolve().parents[2] / 'shared'
 _CARRIED = Path(__file__).resolve().parents[1] / 'tests' / 'data'

@@ -501,7 +501,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "odd-bench"
 version = "1.0"
-[project.entry-points."opencompass_lveval.benchmarks"]
+[project.entry-points."opencompass_lveval.framework.benchmarks"]
 odd = "odd_bench:Bench"
 [tool.setuptools]
 py-modules = ["odd_bench"]
@@ -1267,7 +1267,7 @@ CASES = {
         'parser.add_argument("--size", required=True)\nparser.parse_args()\n'
     ),
     'plugin-abstract': broken_plugin(
-        'from opencompass_lveval.benchmarks import Benchmark\n\n\n'
+        'from opencompass_lveval.framework.benchmarks import Benchmark\n\n\n'
         'class Bench(Benchmark):\n    name, title = "odd", "Odd"\n'
     ),
     'plugin-init-raises': broken_plugin(

@@ -16,7 +16,7 @@ with read_base():
     from .models.cpu_baselines import models
 
 # `__import__`: the lazy config parser leaves it alone, so its functions can be called here.
-_benchmarks = __import__('opencompass_lveval.benchmarks', fromlist=['demo_datasets'])
+_benchmarks = __import__('opencompass_lveval.framework.benchmarks', fromlist=['demo_datasets'])
 datasets = _benchmarks.demo_datasets('data/demo')  # written by `lveval data synth data/demo`
 summarizer = dict(
     type=LongContextSummarizer,

@@ -17,7 +17,7 @@ with read_base():
 
 _judge = __import__('opencompass_lveval.evaluators.judge', fromlist=['GPT4_0613_JUDGE'])
 _tasks = __import__('opencompass_lveval.lveval.tasks', fromlist=['split_abbr'])
-_lveval = __import__('opencompass_lveval.benchmarks', fromlist=['named']).named('lveval')
+_lveval = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('lveval')
 
 # For another judge, e.g. a local server:
 #   judge = dict(type='LongContextAPI', abbr='qwen2.5-72b-judge', path='Qwen/Qwen2.5-72B-Instruct',

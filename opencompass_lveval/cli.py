@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import benchmarks
+    from .framework import benchmarks
 
     description = __doc__.split('\n\n')[0].replace(
         'every registered benchmark', benchmarks.titles()
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .errors import BenchmarkError
+    from .files.errors import BenchmarkError
 
     try:
         args = build_parser().parse_args(argv)

@@ -7,7 +7,7 @@ import functools
 
 from runs import load_config
 
-from opencompass_lveval import benchmarks
+from opencompass_lveval.framework import benchmarks
 
 
 @functools.cache

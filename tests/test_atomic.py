@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from opencompass_lveval.atomic import atomic_open, write_text
+from opencompass_lveval.files.atomic import atomic_open, write_text
 
 
 def test_a_failure_while_writing_keeps_the_previous_file(tmp_path):

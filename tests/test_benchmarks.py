@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from opencompass_lveval import benchmarks
-from opencompass_lveval.benchmarks import Benchmark, argument
-from opencompass_lveval.tables import BoardLine, BoardTable, Table
+from opencompass_lveval.framework import benchmarks
+from opencompass_lveval.framework.benchmarks import Benchmark, argument
+from opencompass_lveval.report.tables import BoardLine, BoardTable, Table
 
 
 class Echo(Benchmark):  # the README's toy benchmark, line for line
@@ -141,7 +141,9 @@ def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_re
 
     import opencompass_lveval
 
-    source = 'import re\nfrom opencompass_lveval.benchmarks import Benchmark, argument\n\n\n'
+    source = (
+        'import re\nfrom opencompass_lveval.framework.benchmarks import Benchmark, argument\n\n\n'
+    )
     source += inspect.getsource(Echo) + "    classes = ('echo_bench_module:Echo',)\n"
     _distribution(unloaded_registry, 'echo-bench', source)
     assert [b.name for b in benchmarks.BENCHMARKS][-1] == 'echo'
@@ -152,8 +154,12 @@ def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_re
 
 # Broken plugins, each a distribution of its own built and installed by pip: its module's source,
 # and what the one warning says after the entry point's name (``{dist}`` and ``{module}`` filled).
-ECHO_MODULE = 'import re\nfrom opencompass_lveval.benchmarks import Benchmark, argument\n\n\n'
-ABSTRACT = 'from opencompass_lveval.benchmarks import Benchmark\n\n\nclass Bench(Benchmark):\n'
+ECHO_MODULE = (
+    'import re\nfrom opencompass_lveval.framework.benchmarks import Benchmark, argument\n\n\n'
+)
+ABSTRACT = (
+    'from opencompass_lveval.framework.benchmarks import Benchmark\n\n\nclass Bench(Benchmark):\n'
+)
 ARGPARSE = 'import argparse\n\nparser = argparse.ArgumentParser(prog="echo-tool")\n'
 FIX = '; it is left out. Fix {dist} or uninstall it (pip uninstall {dist})'
 BROKEN = {
@@ -195,7 +201,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "{dist}"
 version = "1.0"
-[project.entry-points."opencompass_lveval.benchmarks"]
+[project.entry-points."opencompass_lveval.framework.benchmarks"]
 echo = "{module}:Bench"
 [tool.setuptools]
 py-modules = ["{module}"]
@@ -258,7 +264,7 @@ def test_a_broken_plugin_is_one_warning_and_the_builtins_keep_working(
     kind, installed, tmp_path, capsys, monkeypatch
 ):
     from opencompass_lveval.cli import main
-    from opencompass_lveval.errors import BenchmarkError
+    from opencompass_lveval.files.errors import BenchmarkError
 
     monkeypatch.setattr('sys.argv', ['lveval', 'score', 'predictions'])  # what argparse reads
     installed(kind)
@@ -313,7 +319,7 @@ def test_a_plugin_exiting_at_import_no_longer_ends_lveval_score(pip_installed, t
     }
     assert done.stderr.splitlines() == [
         "warning: the benchmark entry point 'echo = exits_at_import_bench:Bench' (group "
-        'opencompass_lveval.benchmarks) of exits-at-import-bench failed to load: it exits the '
+        'opencompass_lveval.framework.benchmarks) of exits-at-import-bench failed to load: it exits the '
         'process as it loads (SystemExit: 0); it is left out. Fix exits-at-import-bench or '
         'uninstall it (pip uninstall exits-at-import-bench)'
     ]
@@ -323,7 +329,7 @@ def test_a_plugin_exiting_at_import_no_longer_ends_lveval_score(pip_installed, t
 CLASHING = {
     'score-command': '{echo}class Bench(Echo):\n    def commands(self):\n'
     '        return [lambda subparsers: subparsers.add_parser("score")]\n',
-    'tsort-kind': '{echo}from opencompass_lveval.benchmarks import BuildKind\n\n\n'
+    'tsort-kind': '{echo}from opencompass_lveval.framework.benchmarks import BuildKind\n\n\n'
     'class Bench(Echo):\n    def build_kinds(self):\n'
     '        return {"tsort": BuildKind("not TSort", (), lambda: [])}\n',
 }
@@ -388,8 +394,8 @@ def test_the_readme_shows_this_toy_benchmark():
 def test_texts_that_name_length_units_ask_the_registry(monkeypatch):
     """`inputs --count-only` says what a tokenizer-free baseline counts in, and the page's plot
     labels its axis, from each benchmark's own length units."""
-    from opencompass_lveval.benchmarks import LengthUnit, length_units_text, named
     from opencompass_lveval.commands.input_kinds import BaselineInputs
+    from opencompass_lveval.framework.benchmarks import LengthUnit, length_units_text, named
 
     builtin = 'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens'
     assert length_units_text() == builtin

@@ -24,7 +24,7 @@ from opencompass_lveval.lveval.build import (
     needle_offsets,
 )
 from opencompass_lveval.lveval.data import check_folder, locate, read_subset
-from opencompass_lveval.text import book_paragraphs, replacer
+from opencompass_lveval.prompts.text import book_paragraphs, replacer
 
 SENTENCE = 'The {} river runs past the {} mill and the old stone bridge near town.'
 

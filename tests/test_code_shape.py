@@ -89,4 +89,4 @@ def test_the_shape_checks_find_what_they_look_for():
     assert _cycle({'a': {'b'}, 'b': set()}) == []
     modules = _modules()
     name = 'opencompass_lveval.leaderboard.board'
-    assert 'opencompass_lveval.benchmarks' in _imported(name, modules[name], modules)
+    assert 'opencompass_lveval.framework.benchmarks' in _imported(name, modules[name], modules)

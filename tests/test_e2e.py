@@ -158,8 +158,8 @@ def test_leaderboard_refresh_with_levels_past_256k(tmp_path, corpora, capsys):
     tasks run), report, and merge both into a leaderboard with the published rows."""
     from opencompass_lveval.adaleval.build import write_task_file
     from opencompass_lveval.adaleval.tasks import BESTANSWER
-    from opencompass_lveval.benchmarks import named
     from opencompass_lveval.cli import main
+    from opencompass_lveval.framework.benchmarks import named
     from opencompass_lveval.leaderboard import write_leaderboard
     from opencompass_lveval.lveval.build import build_factrecall
 

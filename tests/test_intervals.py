@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from opencompass_lveval.intervals import (
+from opencompass_lveval.report.intervals import (
     bootstrap_cells,
     bootstrap_means,
     interval,

@@ -80,8 +80,8 @@ def test_dataset_columns(tricky_folder):
     assert test['subdivision'] == ['LVEval_loogle_SD_mixup_16k'] * 2
     assert test['answer_keywords'] == ['Lovelace', '']
     # Data of `lveval data synth` (its mark beside the file) says so in every result's provenance.
-    from opencompass_lveval.benchmarks import mark_synthetic
-    from opencompass_lveval.provenance import provenance
+    from opencompass_lveval.framework.benchmarks import mark_synthetic
+    from opencompass_lveval.report.provenance import provenance
 
     assert test['data_origin'] == ['files'] * 2 and 'data_origin' not in provenance(test)
     mark_synthetic(copy)
@@ -101,7 +101,7 @@ def test_template_fills_fields_in_one_pass_through_the_inferencer(tricky_folder,
     from opencompass.registry import ICL_PROMPT_TEMPLATES
 
     from opencompass_lveval.models import RandomGuessBaseline
-    from opencompass_lveval.prompt_template import LongContextPromptTemplate
+    from opencompass_lveval.prompts.prompt_template import LongContextPromptTemplate
 
     assert ICL_PROMPT_TEMPLATES.get('LongContextPromptTemplate') is LongContextPromptTemplate
     dataset = LVEvalDataset(
@@ -143,7 +143,7 @@ def test_the_cut_mark_reaches_the_model_through_the_inferencer(tricky_folder, tm
     from opencompass.openicl.icl_retriever import ZeroRetriever
 
     from opencompass_lveval.models.template import prompt_parser
-    from opencompass_lveval.prompt_template import LongContextPromptTemplate
+    from opencompass_lveval.prompts.prompt_template import LongContextPromptTemplate
 
     class Recording(BaseModel):
         def __init__(self):
@@ -256,8 +256,8 @@ def test_the_parser_shifts_the_mark_where_the_text_lands():
 
 
 def test_the_cut_field_must_be_a_field_the_template_uses():
-    from opencompass_lveval.cuttable import MarkedText
-    from opencompass_lveval.prompt_template import LongContextPromptTemplate
+    from opencompass_lveval.prompts.cuttable import MarkedText
+    from opencompass_lveval.prompts.prompt_template import LongContextPromptTemplate
 
     template = dict(round=[dict(role='HUMAN', prompt='Read {context}. {input}')])
     with pytest.raises(ValueError, match=r"cut='contxt' names no field of the record"):

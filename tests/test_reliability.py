@@ -871,7 +871,7 @@ BM25 = dict(type='opencompass_lveval.models.baselines.ExtractiveBaseline', abbr=
 
 
 def two_lveval_datasets(folder: Path) -> list:
-    from opencompass_lveval import benchmarks
+    from opencompass_lveval.framework import benchmarks
 
     return benchmarks.named('lveval').configs(str(folder), ['16k'], ['cmrc_mixup', 'factrecall_en'])
 
@@ -886,7 +886,7 @@ def bad_model_folder_stops_the_run(tmp: Path) -> str:
 
 
 def missing_data_folder_stops_the_run(tmp: Path) -> str:
-    from opencompass_lveval import benchmarks
+    from opencompass_lveval.framework import benchmarks
 
     return partitioned(tmp, [BM25], benchmarks.demo_datasets(str(tmp / 'data' / 'demo')))
 
@@ -905,7 +905,7 @@ def failed_inference_is_not_evaluated(tmp: Path) -> str:
     log = lines(run / 'logs' / 'infer' / 'bm25' / 'LVEval_cmrc_mixup_16k.out', [])
     log.write_text(
         'Task [bm25/LVEval_cmrc_mixup_16k,bm25/LVEval_factrecall_en_16k]\nTraceback ...\n'
-        'opencompass_lveval.errors.LVEvalDataError: factrecall_en_16k.jsonl, line 2: not UTF-8 text\n'
+        'opencompass_lveval.files.errors.LVEvalDataError: factrecall_en_16k.jsonl, line 2: not UTF-8 text\n'
     )
     task = dict(models=[BM25], datasets=[datasets[1:]], work_dir=str(run))
     status = CheckedLocalRunner(task=dict(type=OpenICLEvalTask)).launch([task])

@@ -5,7 +5,7 @@ from opencompass_lveval.report.summarizer import LongContextSummarizer
 
 summarizer = dict(
     type=LongContextSummarizer,
-    **__import__('opencompass_lveval.benchmarks', fromlist=['named'])
+    **__import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])
     .named('lveval')
     .summary_config(),
 )

@@ -9,9 +9,9 @@ import random
 import re
 from pathlib import Path
 
-from opencompass_lveval.benchmarks import BUILD_OUTPUT, BuildKind, argument
-from opencompass_lveval.declared import DeclaredBenchmark
-from opencompass_lveval.sizes import parse_size, parse_sizes
+from opencompass_lveval.framework.benchmarks import BUILD_OUTPUT, BuildKind, argument
+from opencompass_lveval.framework.declared import DeclaredBenchmark
+from opencompass_lveval.framework.sizes import parse_size, parse_sizes
 
 INSTRUCTION = (
     'There is an important info hidden inside a lot of irrelevant text. Find it and memorize '
@@ -90,7 +90,7 @@ class Passkey(DeclaredBenchmark):
     def build(self, *, sizes, depths, count, out, seed) -> list[Path]:
         import json
 
-        from opencompass_lveval.atomic import write_text
+        from opencompass_lveval.files.atomic import write_text
 
         paths = []
         for size in sizes:

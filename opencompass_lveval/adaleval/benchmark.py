@@ -13,9 +13,9 @@ import random
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import LengthUnit, mark_synthetic
-from ..declared import dataset_config
-from ..grid import GridBenchmark
+from ..framework.benchmarks import LengthUnit, mark_synthetic
+from ..framework.declared import dataset_config
+from ..framework.grid import GridBenchmark
 from . import report as tables
 from .tasks import MAX_OUT_LEN, METRICS, TASKS, task_named
 
@@ -74,7 +74,7 @@ class AdaLEval(GridBenchmark):
         return LengthUnit(f'{ENCODING} tokens', lambda text: _count_tokens()(text))
 
     def has_data(self, root: Path) -> bool:
-        from ..datacheck import walk_regular
+        from ..framework.datacheck import walk_regular
 
         stems = tuple(f'{task.file_stem}_' for task in TASKS)
         return any(

@@ -18,9 +18,9 @@ from typing import Optional
 
 from tqdm import tqdm
 
-from ..atomic import atomic_open
-from ..jsonl import is_strings, not_json_field, strict_loads
-from ..sizes import parse_size
+from ..files.atomic import atomic_open
+from ..files.jsonl import is_strings, not_json_field, strict_loads
+from ..framework.sizes import parse_size
 from .prompts import tsort_prompt
 from .tasks import BESTANSWER, TASKS, TSORT, AdaTask
 
@@ -160,7 +160,7 @@ def build_tsort(
 ) -> Path:
     """``textsort_{setting}.json`` from the books, in order, until ``count`` cases. Books too
     short for any case are an error (never an empty file); fewer cases than asked are said."""
-    from ..text import book_paragraphs
+    from ..prompts.text import book_paragraphs
 
     books = list(books)
     counter = token_counter(tokenizer)

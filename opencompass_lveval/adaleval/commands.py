@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..benchmarks import BUILD_OUTPUT, BuildKind, argument
 from ..commands.arguments import COUNT, SIZE
+from ..framework.benchmarks import BUILD_OUTPUT, BuildKind, argument
 
 
 def _tsort(*, out: str, **options) -> list[Path]:

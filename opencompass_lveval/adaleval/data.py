@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import is_synthetic
-from ..datacheck import folder_from_env, shown, walk_regular
-from ..errors import AdaLEvalDataError
-from ..sizes import by_size, is_size
+from ..files.errors import AdaLEvalDataError
+from ..framework.benchmarks import is_synthetic
+from ..framework.datacheck import folder_from_env, shown, walk_regular
+from ..framework.sizes import by_size, is_size
 from .tasks import TASKS, AdaTask, official_sample_count, task_named
 
 DATA_DIR_ENV = 'ADALEVAL_DATA_DIR'

@@ -9,8 +9,8 @@ from typing import Optional
 import pyarrow as pa
 from opencompass.registry import LOAD_DATASET
 
-from ..benchmarks import is_synthetic
-from ..columnar import ColumnarDataset
+from ..files.columnar import ColumnarDataset
+from ..framework.benchmarks import is_synthetic
 from .data import default_data_dir, load_task, locate
 from .tasks import task_named
 

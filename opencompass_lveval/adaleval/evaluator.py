@@ -5,7 +5,7 @@ from __future__ import annotations
 from opencompass.openicl.icl_evaluator import BaseEvaluator
 from opencompass.registry import ICL_EVALUATORS
 
-from ..provenance import provenance
+from ..report.provenance import provenance
 from .extraction import MODES
 from .metrics import judge, summarise
 from .tasks import task_named

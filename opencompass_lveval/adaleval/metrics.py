@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..responses import response_texts
+from ..files.responses import response_texts
 from .extraction import Extraction
 from .tasks import AdaTask
 

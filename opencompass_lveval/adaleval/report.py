@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ..intervals import interval
-from ..sizes import by_size, is_size
-from ..tables import Table, result_value
+from ..framework.sizes import by_size, is_size
+from ..report.intervals import interval
+from ..report.tables import Table, result_value
 from .tasks import METRICS, TASKS, AdaTask
 
 NAME = 'adaleval'  # the benchmark's name, which keys its cells' resamples (report_samples)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..atomic import atomic_open
-from ..errors import AdaLEvalDataError
-from ..jsonl import json_objects
+from ..files.atomic import atomic_open
+from ..files.errors import AdaLEvalDataError
+from ..files.jsonl import json_objects
 from .metrics import judge, summarise
 from .tasks import AdaTask, task_named
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from ..sizes import parse_size
+from ..framework.sizes import parse_size
 from .prompts import tsort_prompt
 
 _VERBS = ('parse', 'merge', 'sort', 'cache', 'stream', 'validate', 'compress', 'schedule')

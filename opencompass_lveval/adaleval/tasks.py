@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..sizes import parse_size
+from ..framework.sizes import parse_size
 from . import prompts, records, synthetic
 from .extraction import (
     Extraction,

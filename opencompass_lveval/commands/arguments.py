@@ -48,7 +48,7 @@ def name_part(text: str) -> str:
 
 def size(text: str) -> str:
     """One size (``16k``, ``1m``), as written."""
-    from ..sizes import parse_size
+    from ..framework.sizes import parse_size
 
     parse_size(text)
     return text
@@ -56,7 +56,7 @@ def size(text: str) -> str:
 
 def sizes(text: str) -> list[str]:
     """A comma-separated list of sizes, order kept."""
-    from ..sizes import parse_sizes
+    from ..framework.sizes import parse_sizes
 
     return parse_sizes(text)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..benchmarks import BuildKind
+from ..framework.benchmarks import BuildKind
 
 
 def kinds(warn: bool = False) -> dict[str, BuildKind]:
@@ -20,7 +20,7 @@ def kinds(warn: bool = False) -> dict[str, BuildKind]:
     distribution)."""
     import sys
 
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     found: dict[str, BuildKind] = {}
     owners: dict[str, str] = {}

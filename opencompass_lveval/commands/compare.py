@@ -48,7 +48,7 @@ def _handle(args: argparse.Namespace) -> int:
 
 def pick_row(path: str, model: Optional[str], flag: str):
     """The measured row of ``model`` in the runs at ``path`` (its only one when not given)."""
-    from ..errors import ReportError
+    from ..files.errors import ReportError
     from ..leaderboard.board import measured_rows
     from ..leaderboard.runs import read_runs
 
@@ -68,7 +68,7 @@ def pick_row(path: str, model: Optional[str], flag: str):
 
 def shown_label(row) -> str:
     """A row's label, marked where it was measured on synthetic data (as reports and boards)."""
-    from ..tables import SYNTHETIC, synthetic_label
+    from ..report.tables import SYNTHETIC, synthetic_label
 
     return synthetic_label(row.label) if row.kind == SYNTHETIC else row.label
 
@@ -77,7 +77,7 @@ def synthetic_lines(*rows) -> list[str]:
     """The report's synthetic-data line, where A or B was measured on ``lveval data synth``'s
     data."""
     from ..report.results import synthetic_note
-    from ..tables import SYNTHETIC
+    from ..report.tables import SYNTHETIC
 
     synthetic = list(dict.fromkeys(row.label for row in rows if row.kind == SYNTHETIC))
     return [synthetic_note(synthetic)] if synthetic else []
@@ -97,8 +97,8 @@ def run(
     from pathlib import Path
 
     from ..leaderboard.compare import HEADER, MIN_RECORDS, compare_rows
+    from ..report.tables import Table
     from ..report.writers import to_markdown, write_csv
-    from ..tables import Table
 
     row_a, row_b = pick_row(run_a, model_a, '--model-a'), pick_row(run_b, model_b, '--model-b')
     found = compare_rows(row_a, row_b, resamples, seed)
@@ -121,7 +121,7 @@ def run(
             f'(under {MIN_RECORDS}) or an interval of zero width; see the verdict column'
         )
     if out:
-        from ..atomic import write_text
+        from ..files.atomic import write_text
 
         write_text(Path(out) / 'comparison.md', '\n'.join(lines) + '\n')
         write_csv(table, Path(out) / 'comparison.csv')

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import benchmarks
+from ..framework import benchmarks
 
 
 def add_parser(subparsers) -> None:
@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
         'counts against the official ones, schema and encoding problems',
     )
     check_parser.add_argument('folder')
-    from ..datacheck import AUTO
+    from ..framework.datacheck import AUTO
 
     registered = benchmarks.registered()
     check_parser.add_argument(
@@ -68,7 +68,7 @@ _NOT_SYNTH = {'command', 'data_command', 'handler', 'out_dir', 'seed'}
 
 
 def check(*, folder: str, benchmark: str) -> int:
-    from ..datacheck import check_data_folder
+    from ..framework.datacheck import check_data_folder
 
     lines, ok = check_data_folder(folder, benchmark)
     print('\n'.join(lines))

@@ -47,7 +47,7 @@ def check_config(config_path: str) -> list[DatasetCheck]:
     from opencompass.registry import ICL_PROMPT_TEMPLATES
     from opencompass.utils import build_dataset_from_cfg
 
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     checks = []
     for dataset_cfg in Config.fromfile(config_path, format_python_code=False)['datasets']:

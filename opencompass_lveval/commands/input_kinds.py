@@ -120,7 +120,7 @@ class BaselineInputs:
 
     @property
     def counted_in(self) -> str:
-        from ..benchmarks import length_units_text
+        from ..framework.benchmarks import length_units_text
 
         return f"no tokenizer: prompts in the benchmark's length unit ({length_units_text()})"
 
@@ -131,7 +131,7 @@ class BaselineInputs:
 
     def unit(self, abbr: str) -> Optional[str]:
         """The unit name, None for a dataset of no known benchmark (not counted)."""
-        from ..benchmarks import length_unit_of
+        from ..framework.benchmarks import length_unit_of
 
         found = length_unit_of(abbr)
         return found.name if found else None
@@ -140,7 +140,7 @@ class BaselineInputs:
         return self.cls.prompt_text(parsed)
 
     def make(self, parsed, max_out_len: int, abbr: str) -> Made:
-        from ..benchmarks import length_unit_of
+        from ..framework.benchmarks import length_unit_of
 
         text, unit = self.prompt_text(parsed), length_unit_of(abbr)
         size = unit.count(text)

@@ -128,7 +128,7 @@ def model_inputs(model_cfg, offline: Optional[bool] = None):
 
 def _counted_inputs(model_cfg) -> object:
     """``model_inputs``, a configuration problem given as the sentence saying why."""
-    from ..errors import ModelConfigError
+    from ..files.errors import ModelConfigError
 
     try:
         return model_inputs(model_cfg)
@@ -142,7 +142,7 @@ def _load_datasets(dataset_cfgs: list, tolerant: bool) -> tuple[dict, dict]:
     unless ``tolerant``."""
     from opencompass.utils import build_dataset_from_cfg
 
-    from ..errors import DataError
+    from ..files.errors import DataError
 
     built, failed = {}, {}
     for dataset_cfg in dataset_cfgs:
@@ -186,9 +186,9 @@ def run(
 
 def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[str]:
     """Write every model x dataset's lines to ``out``; the summary, with record 0 shown."""
-    from ..atomic import atomic_open
-    from ..errors import ModelConfigError
-    from ..truncation import TruncationError
+    from ..files.atomic import atomic_open
+    from ..files.errors import ModelConfigError
+    from ..prompts.truncation import TruncationError
 
     summary, written = [], 0
     with atomic_open(out) as stream:
@@ -219,8 +219,8 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
     total; and whether every model x dataset was counted."""
     from collections import Counter
 
-    from ..errors import ModelConfigError
-    from ..truncation import TruncationError
+    from ..files.errors import ModelConfigError
+    from ..prompts.truncation import TruncationError
 
     lines = not_read_lines(failed)
     run_total: Counter = Counter()

@@ -69,7 +69,7 @@ def run(
     include_synthetic: bool = False,
 ) -> int:
     from ..leaderboard import write_leaderboard
-    from ..tables import MEASURED, PUBLISHED, SYNTHETIC
+    from ..report.tables import MEASURED, PUBLISHED, SYNTHETIC
 
     board, written = write_leaderboard(runs, out, published, resamples, seed, include_synthetic)
     counts = {kind: sum(row.kind == kind for row in board.rows) for kind in (MEASURED, SYNTHETIC)}

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..cache import COUNT, JsonRecords
-from ..errors import ApiError
+from ..files.cache import COUNT, JsonRecords
+from ..files.errors import ApiError
 from ..models.api_client import cost_usd
 
 # The paper's judge (LV-Eval v2, appendix: GPT-4-0613 as auto rater). Prices: OpenAI's list

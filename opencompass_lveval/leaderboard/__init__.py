@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from ..atomic import write_text
-from ..intervals import RESAMPLES, SEED
+from ..files.atomic import write_text
+from ..report.intervals import RESAMPLES, SEED
 from .board import Board, build_board
 from .html import page
 from .runs import read_runs
@@ -45,7 +45,7 @@ def write_leaderboard(
 
 def depth_maps(board: Board) -> list:
     """(row label, map) for every measured row's depth maps, from the records each row kept."""
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     maps = []
     for row in board.rows:

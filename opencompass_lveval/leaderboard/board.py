@@ -17,9 +17,9 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from .. import benchmarks
-from ..intervals import RESAMPLES, SEED, bootstrap_cells
-from ..tables import MEASURED, PUBLISHED, SYNTHETIC, number, synthetic_label
+from ..framework import benchmarks
+from ..report.intervals import RESAMPLES, SEED, bootstrap_cells
+from ..report.tables import MEASURED, PUBLISHED, SYNTHETIC, number, synthetic_label
 from .published import published_rows
 from .runs import Result, Run, config_digest, missing_reason
 from .usage import add_usage, result_usage

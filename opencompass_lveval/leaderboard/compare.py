@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..intervals import RESAMPLES, SEED, Interval, bootstrap_means, interval, pooled
+from ..report.intervals import RESAMPLES, SEED, Interval, bootstrap_means, interval, pooled
 from .board import Row
 
 HEADER = ['benchmark', 'item', 'size', 'records', 'A', 'B', 'A - B', 'low', 'high', 'verdict']
@@ -125,8 +125,8 @@ def compare_rows(
     row_a: Row, row_b: Row, resamples: int = RESAMPLES, seed: int = SEED
 ) -> list[Comparison]:
     """Every cell either row has, then each benchmark's pooled averages (Overall by level)."""
-    from .. import benchmarks
-    from ..sizes import parse_size
+    from ..framework import benchmarks
+    from ..framework.sizes import parse_size
 
     found = []
     for benchmark in benchmarks.BENCHMARKS:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from html import escape
 from typing import NamedTuple, Optional
 
-from .. import benchmarks
-from ..intervals import shown as interval_text
-from ..tables import PUBLISHED, BoardTable
+from ..framework import benchmarks
+from ..report.intervals import shown as interval_text
+from ..report.tables import PUBLISHED, BoardTable
 from .board import Board, Row
 from .writers import INTRO, cell, line_status, status
 

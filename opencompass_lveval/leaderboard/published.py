@@ -34,7 +34,7 @@ def number(text: str) -> Optional[float]:
 
 def published_rows() -> list[PublishedRow]:
     """Every published model, in the order the benchmarks and their papers list them."""
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     rows: dict[str, PublishedRow] = {}
     for benchmark in benchmarks.BENCHMARKS:

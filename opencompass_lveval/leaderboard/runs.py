@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
-from ..errors import ReportError
+from ..files.errors import ReportError
 from ..report.results import read_results
 
 _ERROR_LINE = re.compile(r'^[\w.]*(?:Error|Exception)\b.*')
@@ -158,7 +158,7 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
     """A run's results (per-record scores and answer depths kept, details dropped) and configs.
     ``depths`` caches answer depths by (dataset, data fingerprint): every model evaluated on the
     same records shares them, so each predictions file is read once per board, not per model."""
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     depths = {} if depths is None else depths
     results = []

@@ -7,11 +7,11 @@ import glob
 from pathlib import Path
 from typing import Optional
 
-from .. import benchmarks
+from ..framework import benchmarks
+from ..framework.sizes import parse_size
 from ..report.results import dataset_of
+from ..report.tables import BoardLine, BoardTable
 from ..report.usage import INFERENCE_SUFFIX, UsageTotal, merge, read_inference_record
-from ..sizes import parse_size
-from ..tables import BoardLine, BoardTable
 
 
 def result_usage(run: Path, model: str, dataset: str) -> Optional[UsageTotal]:

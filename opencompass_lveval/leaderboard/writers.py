@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from .. import benchmarks
-from ..atomic import atomic_open, write_text
-from ..intervals import interval, shown
-from ..rounding import rounded
-from ..rounding import shown as shown_value
-from ..tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
+from ..files.atomic import atomic_open, write_text
+from ..framework import benchmarks
+from ..report.intervals import interval, shown
+from ..report.rounding import rounded
+from ..report.rounding import shown as shown_value
+from ..report.tables import PUBLISHED, BoardLine, BoardTable, csv_text, markdown_text
 from .board import Board, Row
 from .usage import tokens_per_s, usage_board_tables, usage_json
 

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import Cell, LengthUnit, argument, mark_synthetic
 from ..commands.arguments import COUNT, SCALE
-from ..declared import dataset_config
-from ..grid import GridBenchmark
-from ..tables import PUBLISHED
-from ..text import length
+from ..framework.benchmarks import Cell, LengthUnit, argument, mark_synthetic
+from ..framework.declared import dataset_config
+from ..framework.grid import GridBenchmark
+from ..prompts.text import length
+from ..report.tables import PUBLISHED
 from . import report as tables
 from .report import JUDGE, KEYWORD
 from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
@@ -79,7 +79,7 @@ class LVEval(GridBenchmark):
         return bool(find_subsets(root))
 
     def check_data(self, root: Path) -> tuple[list[str], bool]:
-        from ..errors import DataError
+        from ..files.errors import DataError
         from .data import GET_DATA_HINT, check_folder
 
         reports = list(check_folder(root))
@@ -194,7 +194,7 @@ class LVEval(GridBenchmark):
         return tables.judge_board_tables(self, rated, sizes) if rated else []
 
     def json_fields(self, row, sizes: list[str]) -> dict:
-        from ..rounding import rounded
+        from ..report.rounding import rounded
 
         fields = super().json_fields(row, sizes)
         if self.rated(row):

@@ -19,10 +19,10 @@ from typing import Optional
 
 from tqdm import tqdm
 
-from ..atomic import atomic_open
-from ..jsonl import is_strings, not_json_field, strict_loads
-from ..sizes import parse_size
-from ..text import (
+from ..files.atomic import atomic_open
+from ..files.jsonl import is_strings, not_json_field, strict_loads
+from ..framework.sizes import parse_size
+from ..prompts.text import (
     book_paragraphs,
     cut,
     insert_sentence,

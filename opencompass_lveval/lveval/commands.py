@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ..benchmarks import BUILD_OUTPUT, BuildKind, argument
 from ..commands.arguments import COUNT, NAME_PART, SCALE, SIZES
+from ..framework.benchmarks import BUILD_OUTPUT, BuildKind, argument
 
 LEVELS = '16k,32k,64k,128k,256k'
 
@@ -162,7 +162,7 @@ def judge(
     from mmengine.config import Config
 
     from ..evaluators.judge import Judge, judge_name
-    from ..tables import file_part
+    from ..report.tables import file_part
     from .score import RESULT_FOLDER, judge_and_write
 
     if not Path(config).is_file():

@@ -24,10 +24,10 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.json as pa_json
 
-from ..benchmarks import is_synthetic
-from ..datacheck import folder_from_env, shown, walk_regular
-from ..errors import LVEvalDataError
-from ..sizes import by_size
+from ..files.errors import LVEvalDataError
+from ..framework.benchmarks import is_synthetic
+from ..framework.datacheck import folder_from_env, shown, walk_regular
+from ..framework.sizes import by_size
 from .tasks import LEVELS, TASKS, split_subset, subset_of_file
 
 HF_REPO = 'Infinigence/LVEval'

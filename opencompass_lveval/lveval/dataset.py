@@ -7,8 +7,8 @@ from typing import Optional
 import pyarrow as pa
 from opencompass.registry import LOAD_DATASET
 
-from ..benchmarks import is_synthetic
-from ..columnar import ColumnarDataset
+from ..files.columnar import ColumnarDataset
+from ..framework.benchmarks import is_synthetic
 from . import data
 from .tasks import split_subset
 

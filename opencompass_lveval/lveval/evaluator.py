@@ -11,9 +11,9 @@ from opencompass.registry import ICL_EVALUATORS
 
 from ..evaluators.judge import GPT4_0613_JUDGE, MAX_OUT_LEN, Judge, judge_name
 from ..evaluators.judge import summarise as summarise_judge
-from ..provenance import provenance
-from ..responses import response_text
-from ..tables import file_part
+from ..files.responses import response_text
+from ..report.provenance import provenance
+from ..report.tables import file_part
 from .metrics import METRICS, Judgement, judge_all, subset_score
 from .tasks import TASKS_BY_NAME
 

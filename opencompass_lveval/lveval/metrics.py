@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..responses import response_text
+from ..files.responses import response_text
 
 BLACKLIST_EN = frozenset(
     (

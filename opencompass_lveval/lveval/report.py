@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..report.results import detail_value, prediction_parts
-from ..tables import BoardLine, BoardTable, ItemLine, Table, mean, result_value
+from ..report.tables import BoardLine, BoardTable, ItemLine, Table, mean, result_value
 from .tasks import TASKS, split_abbr
 
 KEYWORD, JUDGE = 'score', 'judge_score'  # the official metric's key and the LLM judge's

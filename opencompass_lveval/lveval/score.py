@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..atomic import atomic_open
-from ..errors import LVEvalDataError
-from ..jsonl import json_objects
+from ..files.atomic import atomic_open
+from ..files.errors import LVEvalDataError
+from ..files.jsonl import json_objects
 from .metrics import Judgement, judge_all, subset_score
 from .tasks import split_subset, subset_of_file
 
@@ -181,7 +181,7 @@ def judge_and_write(pred_dir: str | Path, judge) -> list[str]:
     score, judge score, the judge's counts, tokens and cost) and ``judge_result.csv`` (dataset x
     level, the judge score) beside the keyword results; return what to print."""
     from ..evaluators.judge import spearman, summarise
-    from ..responses import response_text
+    from ..files.responses import response_text
 
     pred_dir = Path(pred_dir)
     scored = score_folder(pred_dir)

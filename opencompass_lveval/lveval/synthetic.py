@@ -12,7 +12,7 @@ import random
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..sizes import parse_size
+from ..framework.sizes import parse_size
 from .build import write_jsonl
 from .tasks import LEVELS, TASKS, Task
 

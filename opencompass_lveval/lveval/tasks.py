@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Optional
 
-from ..sizes import is_size
+from ..framework.sizes import is_size
 
 # The official length levels, the only ones in the default configs; any other size (``512k``,
 # ``1000k``, ``8k``) is a level too, for data made with the builders.

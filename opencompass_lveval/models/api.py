@@ -20,7 +20,7 @@ from typing import Any, Optional
 from opencompass.models.base_api import BaseAPIModel
 from opencompass.registry import MODELS
 
-from ..errors import ModelConfigError
+from ..files.errors import ModelConfigError
 from .api_client import (
     DEFAULT_MAX_REPLY_BYTES,
     DEFAULT_MAX_WAIT_S,

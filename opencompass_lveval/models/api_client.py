@@ -43,8 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..cache import COUNT, OPTIONAL_TEXT, SECONDS, JsonRecords
-from ..errors import ApiError, ModelConfigError
+from ..files.cache import COUNT, OPTIONAL_TEXT, SECONDS, JsonRecords
+from ..files.errors import ApiError, ModelConfigError
 from .redaction import key_problem, redacted, secret_forms, shown_url, url_secrets
 
 RETRIED_STATUS = frozenset({408, 409, 429})

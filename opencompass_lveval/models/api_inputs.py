@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import ModelConfigError
-from ..truncation import TruncationError
+from ..files.errors import ModelConfigError
+from ..prompts.truncation import TruncationError
 from .inputs import InputBuilder, framed_span
 from .seams import SEAM_SPLIT_PATTERNS, SEAM_WINDOW, Seams, letter_split_point, seams_of
 from .settings import InputSettings

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from opencompass.models.base import BaseModel
 
-from ..errors import ModelConfigError
+from ..files.errors import ModelConfigError
 from .inputs import InputBuilder, ModelInput
 from .limits import check_model_limits
 from .settings import InputSettings, init_parameters

@@ -19,7 +19,7 @@ from opencompass.models.base import BaseModel
 from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
 from opencompass.registry import MODELS
 
-from .. import benchmarks
+from ..framework import benchmarks
 
 _SENTENCE_END = re.compile(r'(?<=[.!?。！？；;])\s*|\n+')
 _WORD = re.compile(r'\w+')

@@ -21,9 +21,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..cuttable import CUTTABLE, checked, joined_span, text_span
-from ..errors import ModelConfigError
-from ..truncation import TruncationError, middle_cut
+from ..files.errors import ModelConfigError
+from ..prompts.cuttable import CUTTABLE, checked, joined_span, text_span
+from ..prompts.truncation import TruncationError, middle_cut
 from .formats import FORMATS, PiecesFormat, TextFormat, conversation_format
 from .settings import InputSettings, is_count
 

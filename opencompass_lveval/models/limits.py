@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..errors import ModelConfigError
+from ..files.errors import ModelConfigError
 from .settings import InputSettings, is_count
 
 POSITION_KEYS = (

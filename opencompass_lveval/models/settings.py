@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Optional, Union
 
-from ..errors import ModelConfigError
+from ..files.errors import ModelConfigError
 from .formats import Format, conversation_format
 
 MODES = ('exact', 'official')

@@ -25,7 +25,7 @@ from typing import Optional
 
 from opencompass.models.base_api import APITemplateParser
 
-from ..cuttable import CUTTABLE, checked, one_span
+from ..prompts.cuttable import CUTTABLE, checked, one_span
 
 # OpenCompass's default for its HF and vLLM chat models (huggingface_above_v4_33), same roles.
 DEFAULT_META_TEMPLATE = dict(

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ..atomic import write_text
-from ..errors import ReportError
-from ..tables import SYNTHETIC_MARK, file_part, synthetic_label
+from ..files.atomic import write_text
+from ..files.errors import ReportError
 from .judging import judge_tables
 from .results import find_run, read_results, synthetic_models, synthetic_note
+from .tables import SYNTHETIC_MARK, file_part, synthetic_label
 from .usage import usage_tables
 from .writers import to_markdown, write_csv, write_intervals_csv
 
@@ -27,7 +27,7 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     the Markdown report after the plots and before the CSV files. A model measured on synthetic
     data is labelled so in every table and plot (``synthetic_label``, as on the board); file
     names keep its name."""
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     run = find_run(work_dir)
     results = read_results(run)
@@ -52,7 +52,7 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
     markdown = out / 'long_context_report.md'
     note = [synthetic_note(synthetic)] if synthetic else []
     if any(table.intervals for table in tables):
-        from ..intervals import BRACKETS_NOTE, RESAMPLES
+        from .intervals import BRACKETS_NOTE, RESAMPLES
 
         note.append(BRACKETS_NOTE.format(resamples=RESAMPLES) + '\n')
     write_text(markdown, '\n'.join(note + [to_markdown(t) for t in tables]))

@@ -83,7 +83,7 @@ def depth_map(
 def as_table(found: DepthMap, label: str, model: str):
     """The map as a report table: depth bins by size, with the records behind each cell; titled
     with the model's label, its file named by the model."""
-    from ..tables import Table
+    from .tables import Table
 
     header = [found.axis] + [f'{c} ({what})' for c in found.columns for what in ('score', 'n')]
     rows = [

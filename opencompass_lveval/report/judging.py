@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from ..errors import ReportError
-from ..tables import Table, number
+from ..files.errors import ReportError
+from .tables import Table, number
 
 COUNTS = ('samples', 'rated', 'unparseable', 'failed')
 TOKENS = ('prompt_tokens', 'completion_tokens')
@@ -68,7 +68,7 @@ def _summed(replicas: list[dict]) -> dict:
 def dataset_of(abbr: str) -> str:
     """The dataset a subset belongs to (``LVEval_cmrc_mixup_16k`` -> ``cmrc_mixup``), by the
     benchmark whose subset it is; the abbreviation itself where none claims it."""
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     for benchmark in benchmarks.BENCHMARKS:
         split = benchmark.split_abbr(abbr)

@@ -17,7 +17,7 @@ def _pyplot():
 
 def save(figure, path: Path) -> None:
     """The figure as a PNG, renamed into place once written whole."""
-    from ..atomic import atomic_path
+    from ..files.atomic import atomic_path
 
     with atomic_path(path) as temporary:
         figure.savefig(temporary, dpi=120, format='png')

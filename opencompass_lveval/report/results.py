@@ -13,8 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from ..errors import ReportError
-from ..tables import number
+from ..files.errors import ReportError
+from .tables import number
 
 
 def run_folders(work_dir: str | Path) -> list[Path]:
@@ -81,7 +81,7 @@ def check_result(path: Path, result) -> dict:
     an LLM judge rated it) holds counts that are whole numbers, and whose provenance is an object
     (or one per replica); anything else is an error naming the file, so a broken or forged file
     never becomes a silent wrong score or a row without its data fingerprint."""
-    from .. import benchmarks
+    from ..framework import benchmarks
     from .judging import check_judge_record
 
     if not isinstance(result, dict):

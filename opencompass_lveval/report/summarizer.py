@@ -13,12 +13,12 @@ from pathlib import Path
 
 from opencompass.summarizers import DefaultSummarizer
 
-from .. import benchmarks
-from ..errors import ReportError
-from ..rounding import rounded
+from ..files.errors import ReportError
+from ..framework import benchmarks
 from . import write_report
 from .judging import unrated_lines
 from .results import find_run, read_results, synthetic_models, synthetic_note
+from .rounding import rounded
 
 # What OpenCompass's summarizer prints before repeating its table as Markdown.
 MARKDOWN_REPEAT = '\n\nThe markdown format results is as below:'

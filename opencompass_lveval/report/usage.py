@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..errors import ReportError
-from ..sizes import parse_size
-from ..tables import Table, number
+from ..files.errors import ReportError
+from ..framework.sizes import parse_size
 from .results import dataset_of
+from .tables import Table, number
 
 HEADER = [
     'benchmark',
@@ -124,7 +124,7 @@ def merge(into: UsageTotal, other: UsageTotal) -> None:
 
 def read_usage(run: Path) -> dict[str, dict[tuple[str, str], UsageTotal]]:
     """model -> (benchmark title, level) -> totals, from the inference records of the run."""
-    from .. import benchmarks
+    from ..framework import benchmarks
 
     totals: dict[str, dict[tuple[str, str], UsageTotal]] = {}
     for path in sorted((run / 'predictions').glob(f'*/*{INFERENCE_SUFFIX}')):

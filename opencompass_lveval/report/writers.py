@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ..atomic import atomic_open
-from ..intervals import shown
-from ..rounding import rounded
-from ..rounding import shown as shown_value
-from ..tables import Table, csv_text, markdown_text
+from ..files.atomic import atomic_open
+from .intervals import shown
+from .rounding import rounded
+from .rounding import shown as shown_value
+from .tables import Table, csv_text, markdown_text
 
 
 def markdown_cell(value) -> str:

@@ -23,8 +23,8 @@ from opencompass.tasks import openicl_infer
 from opencompass.tasks.openicl_infer import OpenICLInferTask
 from opencompass.utils import get_infer_output_path, task_abbr_from_cfg
 
-from opencompass_lveval.atomic import write_text
-from opencompass_lveval.errors import ApiError, ModelConfigError
+from opencompass_lveval.files.atomic import write_text
+from opencompass_lveval.files.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI, default_cache_dir
 from opencompass_lveval.models.base import LongContextModel
 from opencompass_lveval.models.settings import answer_length

@@ -27,13 +27,13 @@ from opencompass.tasks import openicl_eval
 from opencompass.tasks.openicl_eval import OpenICLEvalTask
 from opencompass.utils import get_infer_output_path
 
-from opencompass_lveval.atomic import atomic_open
 from opencompass_lveval.evaluators.judge import (
     GPT4_0613_JUDGE,
     MAX_OUT_LEN,
     judge_settings,
     settings_digest,
 )
+from opencompass_lveval.files.atomic import atomic_open
 
 JUDGED = 'judge'  # the key LVEvalJudgeEvaluator adds to a result
 

@@ -26,7 +26,7 @@ from opencompass.utils import (
     model_abbr_from_cfg,
 )
 
-from ..columnar import ColumnarDataset
+from ..files.columnar import ColumnarDataset
 from .infer_task import check_before_weights
 from .local import is_local_runner, stop_for_gpus
 from .stops import Problem, counted, grouped, write_not_run

@@ -36,8 +36,8 @@ from opencompass.runners.base import BaseRunner
 from opencompass.utils import get_logger
 from tqdm import tqdm
 
-from ..atomic import write_text
-from ..errors import ClusterSetupError, ModelConfigError
+from ..files.atomic import write_text
+from ..files.errors import ClusterSetupError, ModelConfigError
 from ..models.settings import unknown_key_message
 from .on_node import run_task
 from .outcomes import StageOutcomes

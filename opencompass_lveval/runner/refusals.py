@@ -7,7 +7,7 @@ from typing import Any
 
 from opencompass.utils import get_logger
 
-from ..atomic import write_text
+from ..files.atomic import write_text
 
 
 def refuse_gpu_request(task: Any, nodes: str, offered: int) -> int:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from opencompass.utils import dataset_abbr_from_cfg, model_abbr_from_cfg
 
-from ..atomic import write_text
+from ..files.atomic import write_text
 
 SHOWN = 8  # causes listed in the terminal; every one is in the logs of what it stopped
 

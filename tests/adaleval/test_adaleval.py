@@ -339,7 +339,7 @@ def test_score_adaleval_command(tmp_path, capsys):
 
 
 def test_summary_groups_follow_the_datasets_of_the_run():
-    from opencompass_lveval.benchmarks import named
+    from opencompass_lveval.framework.benchmarks import named
 
     adaleval = named('adaleval')
     groups = {g['name']: g['subsets'] for g in adaleval.summary()[1]}
@@ -395,8 +395,8 @@ def test_what_a_middle_cut_must_keep():
     perplexity mode the order scored), LV-Eval's instructions and question around the context."""
     from shipped import shipped_prompt
 
-    from opencompass_lveval.cuttable import MarkedText
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
+    from opencompass_lveval.prompts.cuttable import MarkedText
 
     def marked(abbr, record, **kwargs):
         prompt = shipped_prompt(abbr, record, **kwargs)

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from opencompass_lveval.cli import main
-from opencompass_lveval.sizes import is_size, parse_size
+from opencompass_lveval.framework.sizes import is_size, parse_size
 
 BAD = {
     'limit-zero': (['inputs', 'cfg.py', '--out', '{out}/x.jsonl', '--limit', '0'], '--limit'),

@@ -96,7 +96,7 @@ def test_version_and_configs_dir(capsys):
 def test_classes_load_on_first_use_and_register():
     from opencompass.registry import ICL_EVALUATORS, ICL_PROMPT_TEMPLATES, LOAD_DATASET, MODELS
 
-    import opencompass_lveval.register  # noqa: F401
+    import opencompass_lveval.framework.register  # noqa: F401
 
     assert LOAD_DATASET.get('AdaLEvalDataset') is opencompass_lveval.AdaLEvalDataset
     assert ICL_EVALUATORS.get('AdaLEvalEvaluator') is opencompass_lveval.AdaLEvalEvaluator

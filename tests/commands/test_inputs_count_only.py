@@ -186,7 +186,7 @@ def test_a_tokenizer_not_on_this_machine_is_named_with_the_fix_at_once(
 
 def test_one_unreachable_tokenizer_is_found_in_well_under_a_second(warm, no_network):
     from opencompass_lveval.commands.inputs import model_inputs
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     model = load_config('eval_lveval.py').models[0]
     start = time.perf_counter()
@@ -202,7 +202,7 @@ def test_every_command_loading_a_tokenizer_answers_offline_at_once(
     """The README's own `lveval inputs ... --out` spent 55 s retrying the hub before a generic
     connection error; it, the check before the weights and the wrappers now answer as
     `--count-only` does: at once, naming the model and the fix."""
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
     from opencompass_lveval.models.settings import OPENCOMPASS_KEYS
     from opencompass_lveval.models.vllm import LongContextVLLM
     from opencompass_lveval.runner.infer_task import check_before_weights
@@ -233,7 +233,7 @@ def test_the_hub_is_asked_only_where_the_user_allows_it(monkeypatch, no_network)
     unset or 0, the hub is never asked; anything else is a setting error naming the variable."""
     import transformers
 
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
     from opencompass_lveval.models.base import load_tokenizer
 
     asked = []

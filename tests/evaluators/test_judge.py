@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import pytest
 from servers import ChatServer
 
-from opencompass_lveval.errors import ApiError
 from opencompass_lveval.evaluators.judge import (
     Judge,
     average_ranks,
@@ -30,6 +29,7 @@ from opencompass_lveval.evaluators.judge import (
     summarise,
     verdict_key,
 )
+from opencompass_lveval.files.errors import ApiError
 from opencompass_lveval.lveval.tasks import (
     JUDGE_FACTRECALL_PROMPT,
     JUDGE_QA_PROMPT,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from parity_data import REPO
 
-from opencompass_lveval.benchmarks import named
 from opencompass_lveval.cli import main
+from opencompass_lveval.framework.benchmarks import named
 from opencompass_lveval.leaderboard import write_leaderboard
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS
 

@@ -211,8 +211,8 @@ def test_a_full_size_1000k_record_loads(tmp_path, corpora):
 
 
 def test_data_check_tells_synthetic_data_from_a_truncated_download(tmp_path, capsys):
-    from opencompass_lveval.benchmarks import SYNTHETIC_MARK
     from opencompass_lveval.cli import main
+    from opencompass_lveval.framework.benchmarks import SYNTHETIC_MARK
 
     assert main(['data', 'synth', str(tmp_path), '--count', '2']) == 0
     capsys.readouterr()

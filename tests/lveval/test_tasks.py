@@ -1,7 +1,7 @@
 import pytest
 from parity_data import data_json
 
-from opencompass_lveval.benchmarks import named
+from opencompass_lveval.framework.benchmarks import named
 from opencompass_lveval.lveval import metrics
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME, split_subset
 

@@ -22,7 +22,7 @@ import pytest
 from official import adaleval_gpt_payload, lveval_gpt_messages
 from runs import OPENCOMPASS, derived_config
 
-from opencompass_lveval.errors import ApiError, ModelConfigError
+from opencompass_lveval.files.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI
 from opencompass_lveval.models.api_client import EndpointClient, cost_usd, request_payload
 

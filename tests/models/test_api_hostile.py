@@ -24,7 +24,7 @@ from servers import (
 )
 from test_api import marked_prompt
 
-from opencompass_lveval.errors import ApiError, ModelConfigError
+from opencompass_lveval.files.errors import ApiError, ModelConfigError
 from opencompass_lveval.models.api import LongContextAPI
 
 # A key with every character that an encoding changes ('/', '+', '=', '%', a space, quotes, a

@@ -14,12 +14,12 @@ import pytest
 from official import BUILD_CHAT, build_chat_ids, chat_template_ids, qwen_chat_ids
 from parity_data import REPO
 
-from opencompass_lveval.errors import ModelConfigError
+from opencompass_lveval.files.errors import ModelConfigError
 from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
 from opencompass_lveval.models.formats import VICUNA_SYSTEM
 from opencompass_lveval.models.inputs import InputBuilder, official_max_length
 from opencompass_lveval.models.settings import InputSettings
-from opencompass_lveval.truncation import TruncationError
+from opencompass_lveval.prompts.truncation import TruncationError
 
 pytest.importorskip('sentencepiece', reason='the test extra builds real tokenizers from it')
 pytest.importorskip('mistral_common', reason='the test extra ships Llama-2 style SentencePiece')
@@ -40,7 +40,7 @@ def tokenizers(hf_tokenizers):
 @pytest.fixture(scope='module')
 def records(corpora):
     """(LV-Eval dataset, record) per language, with a long context from a book."""
-    from opencompass_lveval.text import read_book
+    from opencompass_lveval.prompts.text import read_book
 
     english = ' '.join(read_book(corpora / 'en' / 'frankenstein.txt').split()[:9000])
     chinese = ''.join(read_book(corpora / 'zh' / 'xiyouji.txt').split())[:12000]

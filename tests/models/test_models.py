@@ -15,8 +15,8 @@ from opencompass_lveval.models import (
     RandomGuessBaseline,
 )
 from opencompass_lveval.models import vllm as vllm_module
+from opencompass_lveval.prompts.truncation import TruncationError
 from opencompass_lveval.testing import save_tiny_llama, train_tokenizer
-from opencompass_lveval.truncation import TruncationError
 
 LONG_PROMPT = TASKS_BY_NAME['loogle_SD_mixup'].prompt.format(
     context='the river flows north past the mill. ' * 300, input='Who built the mill?'
@@ -195,7 +195,7 @@ def test_a_tokenizer_folder_is_read_once_per_process_until_it_changes(tmp_path, 
 
 
 def test_missing_model_folder_is_named_before_anything_loads(fake_vllm, tmp_path):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     for cls in (LongContextVLLM, LongContextHF):
         with pytest.raises(ModelConfigError, match=r'model folder .*/nope does not exist'):
@@ -378,7 +378,7 @@ models = [dict(type=LongContextHF, abbr='llama2-hf', path={tokenizer_folder!r}, 
 
 
 def test_a_misspelled_key_fails_the_pre_run_check(tokenizer_folder):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
     from opencompass_lveval.runner.infer_task import check_before_weights
 
     model = dict(
@@ -395,7 +395,7 @@ def test_a_misspelled_key_fails_the_pre_run_check(tokenizer_folder):
 
 @pytest.mark.parametrize('cls', [LongContextVLLM, LongContextHF])
 def test_a_misspelled_key_fails_a_wrapper_before_any_weights(fake_vllm, tokenizer_folder, cls):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     with pytest.raises(ModelConfigError) as caught:
         cls(path=tokenizer_folder, max_seq_len=600, input='official')
@@ -428,7 +428,7 @@ def test_every_paper_model_config_passes_the_settings_check():
     ],
 )
 def test_settings_values_are_checked(key, value, message):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
     from opencompass_lveval.models.settings import InputSettings
 
     config = {'abbr': 'm', 'path': 'org/model', 'max_seq_len': 4096, key: value}
@@ -501,7 +501,7 @@ def _past_positions(folder, window: int, positions: int, how: str) -> str:
 def test_a_window_past_the_models_positions_is_refused_before_any_weights(fake_vllm, tiny_llama):
     """8,698 ids went into a 2,048-position model: the window is checked against config.json
     where a model config enters (both wrappers, the check before the weights)."""
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
     from opencompass_lveval.runner.infer_task import check_before_weights
 
     folder = str(tiny_llama)
@@ -534,7 +534,7 @@ def test_a_window_past_the_models_positions_is_refused_before_any_weights(fake_v
 def test_a_rope_scaling_the_model_declares_counts_its_positions(
     tiny_llama, tmp_path, scaling, positions, how
 ):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     folder = _with_config(tiny_llama, tmp_path, rope_parameters={**scaling, 'rope_theta': 1e4})
     model = dict(type=LongContextHF, abbr='m', path=folder, max_seq_len=positions)
@@ -545,7 +545,7 @@ def test_a_rope_scaling_the_model_declares_counts_its_positions(
 
 
 def test_the_packages_rope_scaling_counts_the_positions_it_covers(fake_vllm, tiny_llama):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     folder = str(tiny_llama)
     yarn = {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 512}
@@ -568,7 +568,7 @@ def test_a_tokenizer_larger_than_the_embedding_is_refused_before_any_weights(tmp
     import torch
     from transformers import AutoModelForCausalLM
 
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     small = train_tokenizer(['a small text, a small vocabulary'])
     folder = save_tiny_llama(tmp_path / 'model', tokenizer=small)
@@ -591,7 +591,7 @@ def test_a_tokenizer_larger_than_the_embedding_is_refused_before_any_weights(tmp
 def test_an_answer_length_that_is_no_positive_count_fails_before_any_weights(
     tokenizer_folder, value
 ):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
     from opencompass_lveval.runner.infer_task import check_before_weights
 
     model = dict(type=LongContextHF, abbr='tiny', path=tokenizer_folder, max_seq_len=600)
@@ -610,7 +610,7 @@ def test_an_answer_length_that_is_no_positive_count_fails_before_any_weights(
 
 
 def test_a_negative_answer_length_never_makes_a_budget_past_the_window(fake_vllm, tokenizer_folder):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     model = LongContextVLLM(path=tokenizer_folder, max_seq_len=600)
     with pytest.raises(
@@ -621,7 +621,7 @@ def test_a_negative_answer_length_never_makes_a_budget_past_the_window(fake_vllm
 
 
 def test_a_vllm_max_model_len_below_the_window_is_refused(fake_vllm, tokenizer_folder):
-    from opencompass_lveval.errors import ModelConfigError
+    from opencompass_lveval.files.errors import ModelConfigError
 
     with pytest.raises(ModelConfigError) as caught:
         LongContextVLLM(path=tokenizer_folder, max_seq_len=600, model_kwargs={'max_model_len': 512})

@@ -90,7 +90,7 @@ def dataset_config(folder: Path, language: str, level: str) -> dict:
     from mmengine.config import Config
 
     import opencompass_lveval
-    from opencompass_lveval.benchmarks import named
+    from opencompass_lveval.framework.benchmarks import named
 
     configs = Path(opencompass_lveval.__file__).parent / 'configs'
     shipped = Config.fromfile(

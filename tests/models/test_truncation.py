@@ -8,8 +8,8 @@ from opencompass.utils.prompt import PromptList
 
 from opencompass_lveval.models.inputs import InputBuilder
 from opencompass_lveval.models.settings import InputSettings
+from opencompass_lveval.prompts.truncation import TruncationError, middle_truncate
 from opencompass_lveval.testing import train_tokenizer
-from opencompass_lveval.truncation import TruncationError, middle_truncate
 
 BROKEN = '\ufffd'
 
@@ -110,7 +110,7 @@ def test_window_too_small_for_answer_and_template_is_a_clear_error(tokenizer):
 def test_256k_prompts_fit_a_32k_window_exactly(corpora):
     """The issue's case at full size: head and tail kept to the id, the budget filled."""
     from opencompass_lveval.lveval.tasks import TASKS_BY_NAME
-    from opencompass_lveval.text import read_book
+    from opencompass_lveval.prompts.text import read_book
 
     # The books' heads, repeated in turn until the prompt is 256k words (characters) long.
     english_words = [

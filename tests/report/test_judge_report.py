@@ -142,7 +142,7 @@ def test_a_board_without_judge_results_is_unchanged(tmp_path):
 
 
 def test_a_judge_score_outside_0_to_100_is_refused(tmp_path):
-    from opencompass_lveval.errors import ReportError
+    from opencompass_lveval.files.errors import ReportError
 
     run = judged_run(tmp_path)
     path = run / 'results' / 'model-a' / f'{TASKS[0].abbr("16k")}.json'

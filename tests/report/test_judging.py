@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from opencompass_lveval.errors import ReportError
+from opencompass_lveval.files.errors import ReportError
 from opencompass_lveval.report.judging import judge_tables, unrated_lines
 from opencompass_lveval.report.results import read_results
 

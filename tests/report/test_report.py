@@ -9,9 +9,9 @@ import re
 import pytest
 from parity_data import REPO
 
-from opencompass_lveval.benchmarks import named
 from opencompass_lveval.cli import main
-from opencompass_lveval.errors import ReportError
+from opencompass_lveval.files.errors import ReportError
+from opencompass_lveval.framework.benchmarks import named
 from opencompass_lveval.lveval.metrics import subset_score
 from opencompass_lveval.lveval.tasks import LEVELS, TASKS, TASKS_BY_NAME
 from opencompass_lveval.report import write_report
@@ -248,8 +248,8 @@ def test_the_summary_prints_one_table_and_where_the_report_is(tmp_path, capsys):
 def test_an_average_is_not_rounded_before_it_is_shown():
     """``mean`` keeps the raw value, the same whatever the floats' order; the tables round it
     once, half-up: the demo's single-hop QA row is 44.365, shown 44.37 as in the summary."""
-    from opencompass_lveval.rounding import shown
-    from opencompass_lveval.tables import mean
+    from opencompass_lveval.report.rounding import shown
+    from opencompass_lveval.report.tables import mean
 
     pair = [44.44, 44.29]  # exactly 44.365
     assert sum(pair) / 2 != sum(pair * 5) / 10  # the plain float sums disagree

@@ -2,8 +2,8 @@
 
 import pytest
 
+from opencompass_lveval.report.rounding import rounded, shown
 from opencompass_lveval.report.writers import csv_cell, markdown_cell
-from opencompass_lveval.rounding import rounded, shown
 
 SCORES = [21.66, 42.21, 2.9, 22.17]  # official subset scores; their mean is 22.235
 
@@ -111,7 +111,7 @@ def test_one_quantity_is_one_number_in_every_table_csv_board_and_summary(tmp_pat
 
     from mmengine.config import ConfigDict
 
-    from opencompass_lveval.benchmarks import named
+    from opencompass_lveval.framework.benchmarks import named
     from opencompass_lveval.leaderboard import write_leaderboard
     from opencompass_lveval.lveval.tasks import GROUPS, LEVELS, TASKS
     from opencompass_lveval.report import write_report

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from opencompass_lveval.errors import ReportError
+from opencompass_lveval.files.errors import ReportError
 from opencompass_lveval.report.usage import HEADER, usage_tables, usage_totals
 
 

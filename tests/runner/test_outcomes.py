@@ -8,7 +8,7 @@ from pathlib import Path
 from mmengine.config import Config, ConfigDict
 from opencompass.tasks import OpenICLEvalTask
 
-from opencompass_lveval import benchmarks
+from opencompass_lveval.framework import benchmarks
 from opencompass_lveval.leaderboard.runs import Run, missing_reason
 from opencompass_lveval.runner.local import CheckedLocalRunner
 from opencompass_lveval.runner.outcomes import inferred_only
@@ -44,7 +44,7 @@ def failed_inference(work: Path) -> None:
         'INFO - Task [bm25/LVEval_cmrc_mixup_16k,bm25/LVEval_factrecall_en_16k]\n'
         'Traceback (most recent call last):\n'
         '  File "dataset.py", line 36, in read_table\n'
-        f'opencompass_lveval.errors.{DATA_ERROR}\n'
+        f'opencompass_lveval.files.errors.{DATA_ERROR}\n'
     )
 
 
@@ -58,7 +58,9 @@ def test_a_dataset_whose_inference_failed_is_left_out_and_named(tmp_path):
     assert [d['abbr'] for d in tasks[0]['datasets'][0]][1] == 'LVEval_factrecall_en_16k'  # kept
     assert {(p.model, p.dataset) for p in left_out} == {('bm25', 'LVEval_factrecall_en_16k')}
     cause = left_out[0].cause
-    assert cause.startswith('no predictions, its inference failed: opencompass_lveval.errors.')
+    assert cause.startswith(
+        'no predictions, its inference failed: opencompass_lveval.files.errors.'
+    )
     assert cause.endswith(f'{DATA_ERROR} (logs/infer/bm25/LVEval_cmrc_mixup_16k.out)')
     log = tmp_path / 'logs' / 'eval' / 'bm25' / 'LVEval_factrecall_en_16k.out'
     assert log.read_text().startswith('NoPredictionsError: not evaluated, its inference failed: ')

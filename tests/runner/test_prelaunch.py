@@ -10,8 +10,8 @@ import pytest
 from mmengine.config import Config, ConfigDict
 from opencompass.partitioners import NumWorkerPartitioner
 
-from opencompass_lveval import benchmarks
-from opencompass_lveval.errors import ModelConfigError
+from opencompass_lveval.files.errors import ModelConfigError
+from opencompass_lveval.framework import benchmarks
 from opencompass_lveval.leaderboard.runs import Run, missing_reason
 from opencompass_lveval.lveval.synthetic import write_synthetic
 from opencompass_lveval.runner.infer_task import LongContextInferTask

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from opencompass_lveval.errors import ClusterSetupError, ModelConfigError
+from opencompass_lveval.files.errors import ClusterSetupError, ModelConfigError
 
 
 def test_misspelled_and_impossible_settings_are_refused():

@@ -5,8 +5,8 @@
 # Each config: AdaLEvalDataset, LongContextPromptTemplate (a middle cut shortens the body only),
 # GenInferencer, AdaLEvalEvaluator (the benchmark's `cell_config`, adaleval/benchmark.py).
 # Settings made with `lveval build` (256k, ...) take one line in your config, e.g.
-#   adaleval_datasets += __import__('opencompass_lveval.benchmarks', fromlist=['named'])\
+#   adaleval_datasets += __import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])\
 #       .named('adaleval').at_sizes(adaleval_datasets, ['256k'], tasks=['bestanswer'])
 adaleval_datasets = (
-    __import__('opencompass_lveval.benchmarks', fromlist=['named']).named('adaleval').configs()
+    __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('adaleval').configs()
 )

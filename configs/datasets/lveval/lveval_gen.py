@@ -4,11 +4,11 @@
 # Each config: LVEvalDataset, LongContextPromptTemplate (a middle cut shortens the context only),
 # GenInferencer, LVEvalEvaluator (the benchmark's `cell_config`, lveval/benchmark.py).
 # Levels made with `lveval build` (512k, 1000k, ...) take one line in your config, e.g.
-#   lveval_datasets += __import__('opencompass_lveval.benchmarks', fromlist=['named'])\
+#   lveval_datasets += __import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])\
 #       .named('lveval').at_sizes(lveval_datasets, ['512k', '1000k'], tasks=['factrecall_en'])
 
 # `__import__`, not an import statement: the lazy config parser would turn the function into a
 # placeholder that cannot be called.
 lveval_datasets = (
-    __import__('opencompass_lveval.benchmarks', fromlist=['named']).named('lveval').configs()
+    __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('lveval').configs()
 )

@@ -4,7 +4,7 @@ Shared code (data check, synthetic data, reports, the OpenCompass summarizer, le
 published numbers, the CPU baselines, the demo config, the install checks) loops over
 ``BENCHMARKS`` and never names a benchmark. The package's own are listed in ``BUILTIN``; a
 benchmark kept in another distribution joins through the entry point group
-``opencompass_lveval.benchmarks`` (``name = "module:Class"``), loaded on first use
+``opencompass_lveval.framework.benchmarks`` (``name = "module:Class"``), loaded on first use
 (docs/adding-a-benchmark.md); one that cannot join is left out with one warning naming its
 distribution, and the rest keep working. Each benchmark keys its results by (task, size): LV-Eval's datasets
 and length levels, Ada-LEval's tasks and token settings.
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from .tables import BoardTable, Table
+from ..report.tables import BoardTable, Table
 
 # The package's benchmarks, in the order shared tables list them; entry points come after.
 BUILTIN = (
     'opencompass_lveval.lveval.benchmark:LVEval',
     'opencompass_lveval.adaleval.benchmark:AdaLEval',
 )
-ENTRY_POINT_GROUP = 'opencompass_lveval.benchmarks'
+ENTRY_POINT_GROUP = 'opencompass_lveval.framework.benchmarks'
 Cell = tuple[str, str]  # (task, size)
 # Written beside synthetic data (``lveval data synth``): data check then calls its small record
 # counts synthetic rather than a truncated download.
@@ -36,7 +36,7 @@ SYNTHETIC_MARK = 'SYNTHETIC.txt'
 
 
 def mark_synthetic(folder: Path) -> None:
-    from .atomic import write_text
+    from ..files.atomic import write_text
 
     write_text(
         Path(folder) / SYNTHETIC_MARK,
@@ -100,7 +100,7 @@ class Benchmark(ABC):
     name: str
     title: str
     # Its classes OpenCompass configs may name by string ('module:Class'): reachable as
-    # ``opencompass_lveval.Class`` and registered by ``import opencompass_lveval.register``.
+    # ``opencompass_lveval.Class`` and registered by ``import opencompass_lveval.framework.register``.
     classes: tuple[str, ...] = ()
     # Its dataset configs in the package's configs/ ('path/under/configs.py:variable'), the
     # main one first; install checks and prompt tests load them.
@@ -252,7 +252,7 @@ class Benchmark(ABC):
 
 
 def _instance(loaded: Any, origin: str) -> Benchmark:
-    from .errors import BenchmarkError
+    from ..files.errors import BenchmarkError
 
     benchmark = loaded() if isinstance(loaded, type) else loaded
     if not isinstance(benchmark, Benchmark):
@@ -342,7 +342,7 @@ def _from_entry_point(entry, plugin: Plugin) -> Benchmark:
     message."""
     import contextlib
 
-    from .errors import BenchmarkError
+    from ..files.errors import BenchmarkError
 
     out, err = _HeldBack(sys.stdout), _HeldBack(sys.stderr)
     failure: Optional[BaseException] = None
@@ -380,7 +380,7 @@ def _load() -> Registry:
     """The built-in benchmarks, then the entry points' by name. An entry point that cannot
     join (it fails to load, or its benchmark takes a name already registered) is left out
     with one warning naming its distribution: the other benchmarks keep working."""
-    from .errors import BenchmarkError
+    from ..files.errors import BenchmarkError
 
     found = [_builtin(spec) for spec in BUILTIN]
     holders = {benchmark.name: f'{benchmark.title} (built in)' for benchmark in found}
@@ -467,7 +467,7 @@ def length_units_text() -> str:
 def named(name: str) -> Benchmark:
     """The registered benchmark called ``name``, or an error listing them (or saying why the
     entry point of that name was left out)."""
-    from .errors import BenchmarkError
+    from ..files.errors import BenchmarkError
 
     for benchmark in registered():
         if benchmark.name == name:

@@ -3,8 +3,8 @@ fingerprint of the data (a digest of its content), plus the evaluator's own sett
 
 from __future__ import annotations
 
-from . import __version__
-from .columnar import FINGERPRINT_COLUMN, ORIGIN_COLUMN, SYNTHETIC
+from .. import __version__
+from ..files.columnar import FINGERPRINT_COLUMN, ORIGIN_COLUMN, SYNTHETIC
 
 
 def provenance(test_set, **settings) -> dict:

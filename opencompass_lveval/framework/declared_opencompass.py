@@ -14,10 +14,10 @@ import pyarrow as pa
 from opencompass.openicl.icl_evaluator import BaseEvaluator
 from opencompass.registry import ICL_EVALUATORS, LOAD_DATASET
 
+from ..files.columnar import ColumnarDataset
+from ..report.provenance import provenance
 from . import benchmarks
-from .columnar import ColumnarDataset
 from .grid import DEPTH, SCORE
-from .provenance import provenance
 
 
 @LOAD_DATASET.register_module()

@@ -17,8 +17,8 @@ AUTO = 'auto'
 def check_data_folder(folder: str | os.PathLike, benchmark: str = AUTO) -> tuple[list[str], bool]:
     """The report's lines and whether everything is in order. ``auto`` checks every benchmark
     whose files the folder holds; where none has any, the error says what each looks for."""
+    from ..files.errors import DataError
     from . import benchmarks
-    from .errors import DataError
 
     root = Path(folder)
     if not root.is_dir():

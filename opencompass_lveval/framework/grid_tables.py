@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
+from ..report.tables import PUBLISHED, BoardLine, BoardTable, Table, mean, result_value
 from .benchmarks import Benchmark, Cell
 from .sizes import by_size
-from .tables import PUBLISHED, BoardLine, BoardTable, Table, mean, result_value
 
 
 class GridTables(Benchmark):
@@ -42,7 +42,7 @@ class GridTables(Benchmark):
     def pooled_interval(self, row, cells: list[Cell]):
         """The interval of the unweighted mean of the cells, each resampled within itself; none
         for published rows (no per-record scores)."""
-        from .intervals import interval, pooled
+        from ..report.intervals import interval, pooled
 
         return interval(pooled(self.samples(row, task, size) for task, size in cells))
 
@@ -150,7 +150,7 @@ class GridTables(Benchmark):
     def report_samples(self, results: dict[str, dict[str, dict]], abbrs) -> dict:
         """(name, task, size) -> model -> the bootstrap distribution of its cell, keyed as the
         board's so that a cell has the same interval in every table."""
-        from .intervals import bootstrap_cells
+        from ..report.intervals import bootstrap_cells
 
         cells = {
             (self.name, *self.split_abbr(abbr)): {
@@ -163,8 +163,8 @@ class GridTables(Benchmark):
         return bootstrap_cells(cells)
 
     def _task_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
-        from .intervals import interval
-        from .report.plots import plot_lines
+        from ..report.intervals import interval
+        from ..report.plots import plot_lines
 
         tables, plots, metric = [], [], self.headline_metric
         every = {abbr for found in results.values() for abbr in found}
@@ -191,7 +191,7 @@ class GridTables(Benchmark):
         return tables, plots
 
     def _grid_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
-        from .report.plots import plot_lines
+        from ..report.plots import plot_lines
 
         sizes = by_size(
             c[1] for model in results.values() for a in model if (c := self.split_abbr(a))
@@ -231,7 +231,7 @@ class GridTables(Benchmark):
     def _model_table(self, model: str, results: dict, sizes: list[str], samples):
         """Every task, task group and the average by size for one model, with the intervals: a
         task's over its records, an average's resampled within each task."""
-        from .intervals import interval, pooled
+        from ..report.intervals import interval, pooled
 
         grid = {
             task: [result_value(results, self.abbr(task, s), self.headline_metric) for s in sizes]
@@ -288,13 +288,13 @@ class GridTables(Benchmark):
         ]
 
     def _interval_note(self, rows: list) -> str:
-        from .intervals import NOTE, resamples_in
+        from ..report.intervals import NOTE, resamples_in
 
         return NOTE.format(resamples=resamples_in(rows, self.name))
 
     def _task_table(self, task: str, sizes: list[str], shown: list, notes: bool) -> BoardTable:
         """One task by size; every row of a grid, the rows that ran it otherwise."""
-        from .intervals import interval
+        from ..report.intervals import interval
 
         lines = [
             BoardLine(
@@ -383,7 +383,7 @@ class GridTables(Benchmark):
         """(table, item, size, metric, value, interval) of every number of a row: the Overall and
         task groups where declared, every cell's metrics (the headline with its interval), then
         a rated note metric's Overall and cells."""
-        from .intervals import interval
+        from ..report.intervals import interval
 
         rated = self.board_note_metric if self.board_note_rated else None
         if self.overall:
@@ -424,7 +424,7 @@ class GridTables(Benchmark):
     def json_fields(self, row, sizes) -> dict:
         """With an Overall: the row's Overall per size and its average (rounded as the board
         shows them), with their intervals."""
-        from .rounding import rounded
+        from ..report.rounding import rounded
 
         if not self.overall:
             return {}

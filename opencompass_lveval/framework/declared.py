@@ -68,8 +68,8 @@ class DeclaredBenchmark(GridBenchmark):
 
     def read_records(self, path: Path) -> list[dict]:
         """A data file's records; a bad line is an error naming the file, the line and the fix."""
-        from .errors import DataError
-        from .jsonl import json_objects
+        from ..files.errors import DataError
+        from ..files.jsonl import json_objects
 
         required = (*self.input_fields, self.answer_field)
         if not path.is_file():
@@ -80,7 +80,7 @@ class DeclaredBenchmark(GridBenchmark):
         return [record for _, record in json_objects(path, required, DataError)]
 
     def check_data(self, root: Path) -> tuple[list[str], bool]:
-        from .errors import DataError
+        from ..files.errors import DataError
 
         folder = root / self.name if self._data_files(root / self.name) else root
         lines, ok = [f'{self.title} file  records  status'], True
@@ -97,7 +97,7 @@ class DeclaredBenchmark(GridBenchmark):
     def write_synthetic(self, out_dir: Path, *, seed: int, **options) -> str:
         import json
 
-        from .atomic import atomic_open
+        from ..files.atomic import atomic_open
 
         folder = Path(out_dir) / self.name
         folder.mkdir(parents=True, exist_ok=True)
@@ -118,7 +118,7 @@ class DeclaredBenchmark(GridBenchmark):
     def cell_config(self, task: str, size: str, path: str, **dataset) -> dict:
         """The shared dataset and evaluator of declared benchmarks; ``dataset`` adds keys
         (``limit``)."""
-        here = 'opencompass_lveval.declared_opencompass'
+        here = 'opencompass_lveval.framework.declared_opencompass'
         return dataset_config(
             dict(
                 type=f'{here}.DeclaredDataset', **self.cell_fields(task, size), path=path, **dataset
@@ -150,7 +150,7 @@ def dataset_config(
         reader_cfg=reader_cfg,
         infer_cfg=dict(
             prompt_template=dict(
-                type='opencompass_lveval.prompt_template.LongContextPromptTemplate',
+                type='opencompass_lveval.prompts.prompt_template.LongContextPromptTemplate',
                 template=template,
                 cut=cut,
             ),

@@ -210,7 +210,7 @@ class GridBenchmark(GridTables):
     # Per-record scores and depths ---------------------------------------------------------------
 
     def _details(self, result: dict, key: str) -> Optional[list]:
-        from .report.results import detail_value
+        from ..report.results import detail_value
 
         try:
             return [detail_value(d, key) for d in result.get('details') or []] or None
@@ -233,7 +233,7 @@ class GridBenchmark(GridTables):
 
     def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
         """Per task, the score by answer depth and size, where records carry depths."""
-        from .report.depth import depth_map
+        from ..report.depth import depth_map
 
         maps = []
         for task in self.tasks:
@@ -251,7 +251,7 @@ class GridBenchmark(GridTables):
     def published(self) -> Iterator[tuple[str, str, Cell, dict[str, float]]]:
         """The rows of ``published_file`` whose task is one of its own (any case): model, source,
         cell, and every metric the paper gives there."""
-        from .leaderboard.published import number
+        from ..leaderboard.published import number
 
         if self.published_file is None:
             return

@@ -501,7 +501,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "odd-bench"
 version = "1.0"
-[project.entry-points."opencompass_lveval.framework.benchmarks"]
+[project.entry-points."opencompass_lveval.benchmarks"]
 odd = "odd_bench:Bench"
 [tool.setuptools]
 py-modules = ["odd_bench"]

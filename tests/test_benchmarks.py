@@ -201,7 +201,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "{dist}"
 version = "1.0"
-[project.entry-points."opencompass_lveval.framework.benchmarks"]
+[project.entry-points."opencompass_lveval.benchmarks"]
 echo = "{module}:Bench"
 [tool.setuptools]
 py-modules = ["{module}"]

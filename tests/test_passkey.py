@@ -22,7 +22,7 @@ NEEDLE = re.compile(r'The pass key is (\d{5})\. Remember it\. \1 is the pass key
 def _entry_point() -> str:
     """The example's own entry point line, read from its pyproject.toml."""
     text = (EXAMPLE / 'pyproject.toml').read_text()
-    section = text.split('[project.entry-points."opencompass_lveval.framework.benchmarks"]')[1]
+    section = text.split('[project.entry-points."opencompass_lveval.benchmarks"]')[1]
     return section.strip().splitlines()[0].replace('"', '')
 
 

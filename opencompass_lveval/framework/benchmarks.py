@@ -28,7 +28,7 @@ BUILTIN = (
     'opencompass_lveval.lveval.benchmark:LVEval',
     'opencompass_lveval.adaleval.benchmark:AdaLEval',
 )
-ENTRY_POINT_GROUP = 'opencompass_lveval.framework.benchmarks'
+ENTRY_POINT_GROUP = 'opencompass_lveval.benchmarks'
 Cell = tuple[str, str]  # (task, size)
 # Written beside synthetic data (``lveval data synth``): data check then calls its small record
 # counts synthetic rather than a truncated download.

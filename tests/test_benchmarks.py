@@ -319,7 +319,7 @@ def test_a_plugin_exiting_at_import_no_longer_ends_lveval_score(pip_installed, t
     }
     assert done.stderr.splitlines() == [
         "warning: the benchmark entry point 'echo = exits_at_import_bench:Bench' (group "
-        'opencompass_lveval.framework.benchmarks) of exits-at-import-bench failed to load: it exits the '
+        'opencompass_lveval.benchmarks) of exits-at-import-bench failed to load: it exits the '
         'process as it loads (SystemExit: 0); it is left out. Fix exits-at-import-bench or '
         'uninstall it (pip uninstall exits-at-import-bench)'
     ]

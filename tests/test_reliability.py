@@ -552,6 +552,12 @@ def refused_run_fails_strict(tmp: Path) -> str:
     return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board', '--strict')
 
 
+def synthetic_only_board_fails_strict(tmp: Path) -> str:
+    result = '{"score": 90.0, "provenance": {"data_origin": "synthetic"}}'
+    run_folder(tmp, PLAIN_CONFIG, {'LVEval_cmrc_mixup_16k': result})
+    return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board', '--strict')
+
+
 def forged_model_name_stays_one_cell(tmp: Path) -> str:
     name = 'ok | FAKE | 99.00 |<img src=x onerror=alert(1)>'
     run = run_folder(tmp, PLAIN_CONFIG, {})
@@ -968,6 +974,7 @@ CASES = {
     'run-folder-code': run_folder_code_is_not_run,
     'result-not-a-score': result_that_is_not_a_score_is_named,
     'refused-run-strict': refused_run_fails_strict,
+    'synthetic-only-strict': synthetic_only_board_fails_strict,
     'forged-model-name': forged_model_name_stays_one_cell,
     'failed-rebuild': failed_rebuild_keeps_the_data,
     'api-key-unset': api_key_variable_unset_stops_before_requests,

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -511,12 +513,45 @@ def test_strict_fails_on_a_refused_run_and_on_nothing_measured(tmp_path, capsys)
     (empty / 'configs').mkdir(parents=True)
     (empty / 'configs' / 'c.py').write_text('models = []\ndatasets = []\n')
     assert main(['leaderboard', str(empty), '--out', str(tmp_path / 'o2'), '--strict']) == 1
-    assert 'no measured rows' in capsys.readouterr().out
+    assert 'nothing measured: the runs hold no results and asked for none' in (
+        capsys.readouterr().out
+    )
     assert main(['leaderboard', str(tmp_path / 'nothing_here'), '--out', str(tmp_path / 'o3')]) == 2
 
 
+def test_strict_fails_where_only_synthetic_or_other_results_were_measured(tmp_path):
+    """The demo's board (its rows on synthetic data) and a run of other benchmarks measure no
+    model: ``lveval leaderboard --strict`` exits 1 saying so, without --strict it exits 0."""
+    work = tmp_path / 'synthetic'
+    run = synthetic_and_real_runs(work)
+    shutil.rmtree(run / 'results' / 'real')
+    (run / 'configs' / f'{run.name}_1.py').write_text(
+        "models = [dict(abbr='synth')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+    )
+    other = tmp_path / 'other' / '20260101_000000'
+    (other / 'configs').mkdir(parents=True)
+    (other / 'configs' / 'c.py').write_text("models = [dict(abbr='m')]\ndatasets = []\n")
+    (other / 'results' / 'm').mkdir(parents=True)
+    (other / 'results' / 'm' / 'gsm8k.json').write_text('{"accuracy": 50.0}')
+    said = {
+        work: 'nothing measured: the 1 rows with results were measured on synthetic data',
+        other.parent: 'nothing measured: no row holds a result of a registered benchmark',
+    }
+    for folder, message in said.items():
+        for flags, code in (([], 0), (['--strict', '--published'], 1)):
+            done = subprocess.run(
+                [sys.executable, '-m', 'opencompass_lveval.cli', 'leaderboard', str(folder)]
+                + ['--out', str(tmp_path / 'board'), *flags],
+                capture_output=True,
+                text=True,
+                env={**os.environ, 'PYTHONPATH': str(REPO)},
+            )
+            assert done.returncode == code, done.stdout + done.stderr
+            assert message in done.stdout
+            assert ('--strict fails on it' in done.stdout) == bool(flags)
+
+
 def test_the_newest_run_wins_by_its_name_not_its_file_times(tmp_path):
-    import os
 
     work = tmp_path / 'work'
     model = {'m': {'type': HF, 'max_seq_len': 4096}}

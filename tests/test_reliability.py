@@ -2,7 +2,7 @@
 counted outcome, never a crash, a silent wrong score or unbounded work.
 
 ``CASES`` runs each case the way a user meets it (mostly through the ``lveval`` command) and
-returns what the user sees. The README's reliability table is checked against it: every row names
+returns what the user sees. The reliability table (docs/reliability.md) is checked against it: every row names
 a case here, and the text it quotes in backticks must appear in what the case gives.
 """
 
@@ -24,7 +24,7 @@ from servers import HostileServer, completion, drip, echo_key, huge, redirect, t
 from opencompass_lveval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / 'README.md'
+RELIABILITY = REPO / 'docs' / 'reliability.md'
 
 
 def lveval(*argv) -> str:
@@ -302,7 +302,7 @@ def answer_length_not_positive_is_refused(tmp: Path) -> str:
 
 
 def hub_id_not_here_is_answered_at_once(tmp: Path) -> str:
-    """The README's `lveval inputs` command on a machine without the model or a network: one
+    """The documented `lveval inputs` command on a machine without the model or a network: one
     line at once, as `--count-only` gives it."""
     import huggingface_hub.constants
 
@@ -1006,9 +1006,9 @@ CASES = {
 }
 
 
-def readme_rows() -> dict[str, list[str]]:
-    """case -> the texts its README row quotes in backticks (third column)."""
-    text = README.read_text('utf-8')
+def documented_rows() -> dict[str, list[str]]:
+    """case -> the texts its docs/reliability.md row quotes in backticks (third column)."""
+    text = RELIABILITY.read_text('utf-8')
     table = text.split('<!-- reliability:start -->')[1].split('<!-- reliability:end -->')[0]
     rows = {}
     for line in table.splitlines():
@@ -1018,14 +1018,14 @@ def readme_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_readme_table_lists_exactly_the_cases():
-    rows = readme_rows()
+def test_reliability_table_lists_exactly_the_cases():
+    rows = documented_rows()
     assert sorted(rows) == sorted(CASES)
     assert all(rows.values()), [case for case, quoted in rows.items() if not quoted]
 
 
 @pytest.mark.parametrize('case', sorted(CASES))
-def test_case_gives_what_the_readme_says(case, tmp_path):
+def test_case_gives_what_the_table_says(case, tmp_path):
     outcome = CASES[case](tmp_path)
-    for quoted in readme_rows()[case]:
+    for quoted in documented_rows()[case]:
         assert quoted in outcome, f'{case}: {quoted!r} not in {outcome[-1500:]!r}'

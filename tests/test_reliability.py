@@ -2,8 +2,9 @@
 counted outcome, never a crash, a silent wrong score or unbounded work.
 
 ``CASES`` runs each case the way a user meets it (mostly through the ``lveval`` command) and
-returns what the user sees. The reliability table (docs/reliability.md) is checked against it: every row names
-a case here, and the text it quotes in backticks must appear in what the case gives.
+returns what the user sees. The reliability table (docs/reliability.md) is checked against it:
+every row names a case here, and the text it quotes in backticks must appear in what the case
+gives.
 """
 
 from __future__ import annotations

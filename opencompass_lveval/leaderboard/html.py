@@ -93,8 +93,8 @@ function sortBy(header, ascending) {
     return value === '' ? (ascending ? Infinity : -Infinity) : parseFloat(value);
   };
   // Rows on synthetic data stay after every other row, in either order (the page's intro).
-  const last = (row) =>
-    (table.dataset.syntheticLast && row.classList.contains('synthetic') ? 1 : 0);
+  const syntheticLast = document.body.dataset.syntheticLast === 'true';
+  const last = (row) => (syntheticLast && row.classList.contains('synthetic') ? 1 : 0);
   rows.sort((a, b) => {
     if (last(a) !== last(b)) return last(a) - last(b);
     const x = key(a), y = key(b);
@@ -137,10 +137,9 @@ def _provenance(row: Row) -> str:
     return f'<details><summary>{escape(row.kind)}</summary><dl>{items}</dl></details>'
 
 
-def _table(table: BoardTable, first: bool, synthetic_last: bool) -> str:
+def _table(table: BoardTable, first: bool) -> str:
     """A sortable table; the headline one (the first) with status and provenance columns and
-    its columns named plainly (``#sort=16k``), the others' prefixed by the table's key; rows on
-    synthetic data sorted after the others where ``synthetic_last``."""
+    its columns named plainly (``#sort=16k``), the others' prefixed by the table's key."""
 
     def col(name: str) -> str:
         return escape(name if first else f'{table.key}-{name}')
@@ -185,9 +184,7 @@ def _table(table: BoardTable, first: bool, synthetic_last: bool) -> str:
     return (
         f'<h{table.heading}>{escape(table.title)}</h{table.heading}>{note}'
         + (_plot(table) if table.plotted else '')
-        + f'<table id="{escape(table.key)}" class="sortable"'
-        + (' data-synthetic-last="true"' if synthetic_last else '')
-        + f'><thead>{head}</thead>'
+        + f'<table id="{escape(table.key)}" class="sortable"><thead>{head}</thead>'
         f'<tbody>{"".join(body)}</tbody></table>'
     )
 
@@ -359,11 +356,11 @@ def page(
     ordered = sorted(tables, key=lambda table: not table.headline)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<title>Long-context leaderboard</title><style>{STYLE}</style></head><body>'
-        f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
-        + ''.join(
-            _table(table, number == 0, board.synthetic_last) for number, table in enumerate(ordered)
-        )
+        f'<title>Long-context leaderboard</title><style>{STYLE}</style></head>'
+        # the page's sort keeps rows on synthetic data after the others (``Board.synthetic_last``)
+        + ('<body data-synthetic-last="true">' if board.synthetic_last else '<body>')
+        + f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
+        + ''.join(_table(table, number == 0) for number, table in enumerate(ordered))
         + depth_section(maps or [])
         + missing
         + (f'<h2>Conflicts</h2><ul>{conflicts}</ul>' if conflicts else '')

@@ -223,7 +223,8 @@ def _plot(table: BoardTable) -> str:
     top_value = 10 * -(-top_value // 10)
     frame = _Frame(left, top, inner_w, inner_h, inner_w / max(1, len(columns) - 1), top_value)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{max(height, top + 14 * len(lines) + 6)}" '  # room for every legend entry
         f'role="img" aria-label="{escape(table.title)}">'
     ]
     for tick in range(0, int(top_value) + 1, max(10, int(top_value) // 5)):

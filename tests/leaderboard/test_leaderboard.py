@@ -376,6 +376,23 @@ def test_plot_lines_never_share_colour_and_dash():
     assert all(style.opacity < 1 for style in styles[14:])
 
 
+def test_a_plot_of_many_lines_has_room_for_every_legend_entry(tmp_path):
+    import re
+
+    hf = {'type': HF, 'max_seq_len': 4096}
+    models = {f'm{i:02d}': hf for i in range(20)}
+    scores = {name: full_scores(float(i)) for i, name in enumerate(models)}
+    recorded_run(tmp_path / 'work', '20260101_000000', models, scores)
+    _, written = write_leaderboard([tmp_path / 'work'], tmp_path / 'out', with_published=True)
+    svg = re.search(r'<svg[^>]*>.*?</svg>', written[3].read_text(), re.S).group(0)
+    strokes = re.findall(
+        r'<polyline [^>]*stroke="([^"]+)"(?: [^>]*stroke-dasharray="([^"]+)")?', svg
+    )
+    assert len(strokes) == 30 and len(set(strokes)) == 30  # 20 measured, 10 published lines
+    legend = [float(y) for y in re.findall(r'<line class="legend"[^>]* y1="([\d.]+)"', svg)]
+    assert len(legend) == 30 and max(legend) < float(re.search(r'height="(\d+)"', svg).group(1))
+
+
 def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
     work = tmp_path / 'work'
     run = recorded_run(

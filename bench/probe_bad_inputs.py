@@ -301,6 +301,13 @@ def refused_run_strict(p: Probe):
     return refusal(board(p, '--strict'), 'big', 'GPURequestError')
 
 
+def synthetic_only_strict(p: Probe):
+    """Only rows on synthetic data: nothing measured, so --strict must fail saying so."""
+    result = '{"score": 90.0, "provenance": {"data_origin": "synthetic"}}'
+    run_folder(p, {('m', 'LVEval_cmrc_mixup_16k'): result})
+    return refusal(board(p, '--strict'), 'nothing measured', 'synthetic data')
+
+
 def empty_run_folder(p: Probe):
     (p.tmp / 'work' / '20260101_000000').mkdir(parents=True)
     return refusal(board(p, '--strict'), 'work')
@@ -1201,6 +1208,7 @@ CASES = {
     # --strict and which run is newest
     'strict-refused-run': refused_run_strict,
     'strict-empty-run-folder': empty_run_folder,
+    'strict-synthetic-only': synthetic_only_strict,
     'newest-run-by-name': newest_by_name,
     # outputs written in place
     'failed-rebuild': failed_rebuild,

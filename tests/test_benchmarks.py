@@ -13,7 +13,7 @@ from opencompass_lveval.framework.benchmarks import Benchmark, argument
 from opencompass_lveval.report.tables import BoardLine, BoardTable, Table
 
 
-class Echo(Benchmark):  # the README's toy benchmark, line for line
+class Echo(Benchmark):  # docs/layout.md's toy benchmark, line for line
     name, title = 'echo', 'Echo'
 
     def split_abbr(self, abbr):
@@ -382,13 +382,15 @@ def test_a_plugin_taking_a_build_kind_keeps_the_packages_kind(installed, capsys)
     ]
 
 
-def test_the_readme_shows_this_toy_benchmark():
+def test_the_layout_doc_shows_this_toy_benchmark():
     import inspect
     from pathlib import Path
 
-    source = inspect.getsource(Echo).replace("  # the README's toy benchmark, line for line", '')
-    readme = (Path(__file__).resolve().parents[1] / 'README.md').read_text('utf-8')
-    assert f'```python\n{source}```' in readme
+    source = inspect.getsource(Echo).replace(
+        "  # docs/layout.md's toy benchmark, line for line", ''
+    )
+    doc = (Path(__file__).resolve().parents[1] / 'docs' / 'layout.md').read_text('utf-8')
+    assert f'```python\n{source}```' in doc
 
 
 def test_texts_that_name_length_units_ask_the_registry(monkeypatch):

@@ -2,8 +2,9 @@
 counted outcome, never a crash, a silent wrong score or unbounded work.
 
 ``CASES`` runs each case the way a user meets it (mostly through the ``lveval`` command) and
-returns what the user sees. The README's reliability table is checked against it: every row names
-a case here, and the text it quotes in backticks must appear in what the case gives.
+returns what the user sees. The reliability table (docs/reliability.md) is checked against it:
+every row names a case here, and the text it quotes in backticks must appear in what the case
+gives.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from servers import HostileServer, completion, drip, echo_key, huge, redirect, t
 from opencompass_lveval.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / 'README.md'
+RELIABILITY = REPO / 'docs' / 'reliability.md'
 
 
 def lveval(*argv) -> str:
@@ -302,7 +303,7 @@ def answer_length_not_positive_is_refused(tmp: Path) -> str:
 
 
 def hub_id_not_here_is_answered_at_once(tmp: Path) -> str:
-    """The README's `lveval inputs` command on a machine without the model or a network: one
+    """The documented `lveval inputs` command on a machine without the model or a network: one
     line at once, as `--count-only` gives it."""
     import huggingface_hub.constants
 
@@ -549,6 +550,12 @@ def refused_run_fails_strict(tmp: Path) -> str:
     )
     log = run / 'logs' / 'infer' / 'big' / 'LVEval_cmrc_mixup_16k.out'
     lines(log, []).write_text('GPURequestError: asks for 8 GPUs, the nodes offer at most 4\n')
+    return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board', '--strict')
+
+
+def synthetic_only_board_fails_strict(tmp: Path) -> str:
+    result = '{"score": 90.0, "provenance": {"data_origin": "synthetic"}}'
+    run_folder(tmp, PLAIN_CONFIG, {'LVEval_cmrc_mixup_16k': result})
     return lveval('leaderboard', tmp / 'work', '--out', tmp / 'board', '--strict')
 
 
@@ -968,6 +975,7 @@ CASES = {
     'run-folder-code': run_folder_code_is_not_run,
     'result-not-a-score': result_that_is_not_a_score_is_named,
     'refused-run-strict': refused_run_fails_strict,
+    'synthetic-only-strict': synthetic_only_board_fails_strict,
     'forged-model-name': forged_model_name_stays_one_cell,
     'failed-rebuild': failed_rebuild_keeps_the_data,
     'api-key-unset': api_key_variable_unset_stops_before_requests,
@@ -999,9 +1007,9 @@ CASES = {
 }
 
 
-def readme_rows() -> dict[str, list[str]]:
-    """case -> the texts its README row quotes in backticks (third column)."""
-    text = README.read_text('utf-8')
+def documented_rows() -> dict[str, list[str]]:
+    """case -> the texts its docs/reliability.md row quotes in backticks (third column)."""
+    text = RELIABILITY.read_text('utf-8')
     table = text.split('<!-- reliability:start -->')[1].split('<!-- reliability:end -->')[0]
     rows = {}
     for line in table.splitlines():
@@ -1011,14 +1019,14 @@ def readme_rows() -> dict[str, list[str]]:
     return rows
 
 
-def test_readme_table_lists_exactly_the_cases():
-    rows = readme_rows()
+def test_reliability_table_lists_exactly_the_cases():
+    rows = documented_rows()
     assert sorted(rows) == sorted(CASES)
     assert all(rows.values()), [case for case, quoted in rows.items() if not quoted]
 
 
 @pytest.mark.parametrize('case', sorted(CASES))
-def test_case_gives_what_the_readme_says(case, tmp_path):
+def test_case_gives_what_the_table_says(case, tmp_path):
     outcome = CASES[case](tmp_path)
-    for quoted in readme_rows()[case]:
+    for quoted in documented_rows()[case]:
         assert quoted in outcome, f'{case}: {quoted!r} not in {outcome[-1500:]!r}'

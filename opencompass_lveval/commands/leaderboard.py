@@ -28,7 +28,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         '--strict',
         action='store_true',
-        help='exit 1 when any asked-for result is missing or conflicts',
+        help='exit 1 when any asked-for result is missing or conflicts, or nothing was measured '
+        '(no result on real data: only published rows or rows on synthetic data)',
     )
     parser.add_argument(
         '--resamples',
@@ -80,13 +81,37 @@ def run(
         + (' (ranked last; --include-synthetic ranks them)' if counts[SYNTHETIC] else '')
         + f', sizes: {board.shown_sizes()}'
     )
-    measured = [row for row in board.rows if row.kind in (MEASURED, SYNTHETIC)]
     for model, dataset, why in board.missing:
         print(f'missing: {model} x {dataset}: {why}')
     for label, note in board.conflicts:
         print(f'conflict: {label}: {note}')
     for path in written:
         print(f'wrote {path}')
-    if not measured:
-        print('no measured rows: the runs hold no results and asked for none')
-    return 1 if strict and (board.missing or board.conflicts or not measured) else 0
+    unmeasured = nothing_measured(board)
+    if unmeasured:
+        print(unmeasured + ('; --strict fails on it' if strict else ''))
+    return 1 if strict and (board.missing or board.conflicts or unmeasured) else 0
+
+
+def nothing_measured(board) -> str:
+    """Why no model was measured, or '' where some row holds a result on real data. Rows on
+    synthetic data test the pipeline, published rows are the papers': neither measures a model."""
+    from .. import benchmarks
+    from ..tables import MEASURED, SYNTHETIC
+
+    real = [row for row in board.rows if row.kind == MEASURED]
+    if any(row.results for row in real):
+        return ''
+    synthetic = sum(row.kind == SYNTHETIC for row in board.rows)
+    if synthetic:
+        return (
+            f'nothing measured: the {synthetic} rows with results were measured on synthetic data '
+            '(lveval data synth), which tests the pipeline, not a model'
+        )
+    if real:
+        names = ', '.join(b.name for b in benchmarks.BENCHMARKS)
+        return (
+            f'nothing measured: no row holds a result of a registered benchmark ({names}); '
+            'the runs hold other results or none'
+        )
+    return 'nothing measured: the runs hold no results and asked for none'

@@ -56,6 +56,9 @@ class Row:
 class Board:
     rows: list[Row]
     sizes: dict[str, Any]  # benchmark name -> what it shows (levels, settings per task)
+    # rows measured on synthetic data stay after every other row, in any order a reader picks;
+    # false where the board was built with ``include_synthetic`` (ranked among the measured)
+    synthetic_last: bool = True
 
     @property
     def missing(self) -> list[tuple[str, str, str]]:
@@ -293,4 +296,4 @@ def build_board(
     papers.sort(key=lambda row: _rank(row, sizes))
     synthetic = [] if include_synthetic else [r for r in measured if r.kind == SYNTHETIC]
     real = [row for row in measured if row not in synthetic]
-    return Board(real + papers + synthetic, sizes)
+    return Board(real + papers + synthetic, sizes, synthetic_last=not include_synthetic)

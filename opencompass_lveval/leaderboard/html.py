@@ -13,27 +13,57 @@ from typing import NamedTuple, Optional
 
 from ..framework import benchmarks
 from ..report.intervals import shown as interval_text
-from ..report.tables import PUBLISHED, BoardTable
+from ..report.tables import MEASURED, PUBLISHED, SYNTHETIC, BoardTable
 from .board import Board, Row
 from .writers import INTRO, cell, line_status, status
 
-# Measured rows draw from the first palette, published rows (dashed) from the second, so that no
-# published line takes a measured line's colour.
-PALETTE = ('#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#e377c2', '#17becf')
-PUBLISHED_PALETTE = ('#8c564b', '#7f7f7f', '#bcbd22', '#393b79', '#637939', '#843c39')
+# Twelve colours told apart on white (matplotlib's ten, black, teal), taken in turn by the plot's
+# lines; the line style says the row's kind. Past twelve lines the colours come round again with
+# each kind's next dash pattern, so no two of up to 36 lines share both.
+PALETTE = (
+    '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
+    '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#000000', '#008080',
+)  # fmt: skip
+DASHES = {
+    MEASURED: ('', '12,3', '12,3,2,3'),
+    PUBLISHED: ('6,3', '6,3,1,3', '6,3,1,3,1,3'),
+    SYNTHETIC: ('1,4', '1,4,6,4', '1,8'),
+}
+# Synthetic rows test the pipeline, not a model: faded and drawn first, under every other line.
+OPACITY = {SYNTHETIC: 0.45}
+DRAWN = {SYNTHETIC: 0, PUBLISHED: 1, MEASURED: 2}
 
 
-def line_colors(rows: list[Row]) -> list[str]:
-    """A colour per plotted row: measured rows in turn from ``PALETTE``, published ones from
-    ``PUBLISHED_PALETTE``."""
-    counts = {True: 0, False: 0}
-    colors = []
-    for row in rows:
-        published = row.kind == PUBLISHED
-        palette = PUBLISHED_PALETTE if published else PALETTE
-        colors.append(palette[counts[published] % len(palette)])
-        counts[published] += 1
-    return colors
+class LineStyle(NamedTuple):
+    color: str
+    dash: str
+    opacity: float = 1.0
+
+
+def line_styles(rows: list[Row]) -> list[LineStyle]:
+    """A style per plotted row, in the rows' order: the next colour, the kind's dash (its next
+    one each time the colours come round), faded for synthetic rows."""
+    return [
+        LineStyle(
+            PALETTE[number % len(PALETTE)],
+            DASHES[row.kind][number // len(PALETTE) % len(DASHES[row.kind])],
+            OPACITY.get(row.kind, 1.0),
+        )
+        for number, row in enumerate(rows)
+    ]
+
+
+def plot_key(kinds: set[str]) -> str:
+    """What the plot's line styles mean, for the kinds it draws."""
+    said = {
+        MEASURED: 'solid lines: measured rows',
+        PUBLISHED: "dashed lines: the papers' published numbers",
+        SYNTHETIC: 'dotted, faded lines marked "synthetic data" on the line, drawn under the '
+        'others: rows measured on synthetic data, which test the pipeline, not a model, and '
+        'are no score to read against the others',
+    }
+    parts = [said[kind] for kind in (MEASURED, PUBLISHED, SYNTHETIC) if kind in kinds]
+    return 'On the plot, ' + '; '.join(parts) + '. Each line has its own colour.'
 
 
 STYLE = """
@@ -62,7 +92,11 @@ function sortBy(header, ascending) {
     if (!numeric) return value;
     return value === '' ? (ascending ? Infinity : -Infinity) : parseFloat(value);
   };
+  // Rows on synthetic data stay after every other row, in either order (the page's intro).
+  const syntheticLast = document.body.dataset.syntheticLast === 'true';
+  const last = (row) => (syntheticLast && row.classList.contains('synthetic') ? 1 : 0);
   rows.sort((a, b) => {
+    if (last(a) !== last(b)) return last(a) - last(b);
     const x = key(a), y = key(b);
     const order = numeric ? x - y : String(x).localeCompare(String(y));
     return ascending ? order : -order;
@@ -173,8 +207,8 @@ class _Frame(NamedTuple):
 
 
 def _plot(table: BoardTable) -> str:
-    """The table's leading (length) columns, one line per row (published dashed), as inline
-    SVG."""
+    """The table's leading (length) columns, one line per row (``line_styles``; synthetic rows
+    drawn first, so under the others), as inline SVG with its key."""
     columns = table.header[: table.plotted]
     lines = [
         line for line in table.lines if any(v is not None for v in line.values[: table.plotted])
@@ -189,7 +223,8 @@ def _plot(table: BoardTable) -> str:
     top_value = 10 * -(-top_value // 10)
     frame = _Frame(left, top, inner_w, inner_h, inner_w / max(1, len(columns) - 1), top_value)
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{max(height, top + 14 * len(lines) + 6)}" '  # room for every legend entry
         f'role="img" aria-label="{escape(table.title)}">'
     ]
     for tick in range(0, int(top_value) + 1, max(10, int(top_value) // 5)):
@@ -203,42 +238,51 @@ def _plot(table: BoardTable) -> str:
             f'<text x="{frame.x(i):.1f}" y="{height - bottom + 16}" font-size="11" '
             f'text-anchor="middle">{escape(column)}</text>'
         )
-    colors = line_colors([line.row for line in lines])
-    for number, line in enumerate(lines):
-        parts += _plot_line(frame, number, line, table.plotted, colors[number])
+    styles = line_styles([line.row for line in lines])
+    for number in sorted(range(len(lines)), key=lambda n: DRAWN[lines[n].row.kind]):
+        parts += _plot_line(frame, number, lines[number], table.plotted, styles[number])
     parts.append(
         f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
         f'text-anchor="middle">{escape(table.axis)}</text>'
         f'<text transform="translate(12,{top + inner_h / 2:.0f}) rotate(-90)" font-size="11" '
         'text-anchor="middle">score (%)</text></svg>'
     )
-    return '<figure>' + ''.join(parts) + '</figure>'
+    caption = plot_key({line.row.kind for line in lines})
+    return f'<figure><figcaption>{escape(caption)}</figcaption>{"".join(parts)}</figure>'
 
 
-def _plot_line(frame: _Frame, number: int, line, plotted: int, color: str) -> list[str]:
-    """One row's line (dashed when published), its error bars and its legend entry."""
+def _plot_line(frame: _Frame, number: int, line, plotted: int, style: LineStyle) -> list[str]:
+    """One row's line, its error bars and its legend entry (the ``number``-th)."""
     x, y, top_value = frame.x, frame.y, frame.top_value
     row = line.row
     points = ' '.join(
         f'{x(i):.1f},{y(v):.1f}' for i, v in enumerate(line.values[:plotted]) if v is not None
     )
-    dash = ' stroke-dasharray="5,3"' if row.kind == PUBLISHED else ''
+    look = f'stroke="{style.color}" stroke-width="2"' + (
+        f' stroke-dasharray="{style.dash}"' if style.dash else ''
+    )
+    look += f' opacity="{style.opacity}"' if style.opacity != 1.0 else ''
     parts = [
-        f'<polyline points="{points}" fill="none" stroke="{color}" '
-        f'stroke-width="2"{dash}><title>{escape(row.label)}</title></polyline>'
+        f'<polyline class="{escape(row.kind)}" data-label="{escape(row.label)}" '
+        f'points="{points}" fill="none" {look}><title>{escape(row.label)}</title></polyline>'
     ]
+    first = next((i, v) for i, v in enumerate(line.values[:plotted]) if v is not None)
+    if row.kind == SYNTHETIC:  # said on the line itself, not only in the legend
+        parts.append(
+            f'<text class="synthetic-mark" x="{x(first[0]) + 4:.1f}" y="{y(first[1]) - 5:.1f}" '
+            f'font-size="10" fill="{style.color}">synthetic data</text>'
+        )
     for i, bounds in enumerate((line.intervals or [])[:plotted]):
         if bounds is not None and line.values[i] is not None:
             parts.append(
                 f'<line class="error-bar" x1="{x(i):.1f}" x2="{x(i):.1f}" '
                 f'y1="{y(min(bounds[1], top_value)):.1f}" y2="{y(max(bounds[0], 0)):.1f}" '
-                f'stroke="{color}" stroke-width="1.5" opacity="0.6"/>'
+                f'stroke="{style.color}" stroke-width="1.5" opacity="{0.6 * style.opacity:.2f}"/>'
             )
     ly, legend_x = frame.top + 14 * number, frame.left + frame.inner_w
     parts.append(
-        f'<line x1="{legend_x + 15}" x2="{legend_x + 35}" y1="{ly}" '
-        f'y2="{ly}" stroke="{color}" stroke-width="2"{dash}/><text '
-        f'x="{legend_x + 40}" y="{ly + 4}" font-size="11">'
+        f'<line class="legend" x1="{legend_x + 15}" x2="{legend_x + 35}" y1="{ly}" '
+        f'y2="{ly}" {look}/><text x="{legend_x + 40}" y="{ly + 4}" font-size="11">'
         f'{escape(row.label[:40])}</text>'
     )
     return parts
@@ -313,8 +357,10 @@ def page(
     ordered = sorted(tables, key=lambda table: not table.headline)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<title>Long-context leaderboard</title><style>{STYLE}</style></head><body>'
-        f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
+        f'<title>Long-context leaderboard</title><style>{STYLE}</style></head>'
+        # the page's sort keeps rows on synthetic data after the others (``Board.synthetic_last``)
+        + ('<body data-synthetic-last="true">' if board.synthetic_last else '<body>')
+        + f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
         + ''.join(_table(table, number == 0) for number, table in enumerate(ordered))
         + depth_section(maps or [])
         + missing

@@ -20,7 +20,8 @@ from .usage import tokens_per_s, usage_board_tables, usage_json
 INTRO = (
     "Rows marked published are the papers' numbers, never mixed with measured ones. Rows marked "
     '"(synthetic data)" were measured on the data of `lveval data synth`: they test the pipeline, '
-    'not a model, and come last unless the board was built with --include-synthetic.'
+    'not a model, and come after every other row, however the tables are sorted, unless the board '
+    'was built with --include-synthetic.'
 )
 
 

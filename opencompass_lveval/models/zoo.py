@@ -123,7 +123,7 @@ def hf_entries(paper: Optional[str] = None) -> list[dict]:
 
 
 def markdown_table() -> str:
-    """The README's table of the paper models: format, budget, mode, back ends."""
+    """The table of the paper models in docs/running.md: format, budget, mode, back ends."""
     from .formats import FORMATS, PiecesFormat
 
     lines = [
@@ -237,7 +237,7 @@ def api_entries(paper: Optional[str] = None) -> list[dict]:
 
 
 def api_markdown_table() -> str:
-    """The README's table of the papers' API rows."""
+    """The table of the papers' API rows in docs/running.md."""
     lines = [
         '| row | model id | window | paper | inputs | budget | system prompt | sampling | '
         'samples | USD per 1M in / out |',

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -219,6 +222,64 @@ def chromium() -> str:
     pytest.skip('no headless browser here: `apt-get install -y chromium` (CI installs it)')
 
 
+def dump_dom(page: Path, fragment: str, profile: Path) -> str:
+    """The page's DOM after its own script ran, as headless Chromium leaves it."""
+    done = subprocess.run(
+        [
+            chromium(),
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+            f'--user-data-dir={profile}',
+            '--dump-dom',
+            page.as_uri() + fragment,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+class TableRows(HTMLParser):
+    """(label, [cell texts]) of the LV-Eval table's body rows, in page order; the attributes of
+    the first plot's lines (``lines``), in drawing order."""
+
+    def __init__(self):
+        super().__init__()
+        self.rows, self.table, self.cells, self.sorted_by = [], None, None, None
+        self.lines, self.figures = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.figures += tag == 'figure'
+        if tag == 'polyline' and self.figures == 1:
+            self.lines.append(attrs)
+        elif tag == 'table' and attrs.get('id') == 'lveval':
+            self.table, self.sorted_by = 'lveval', attrs.get('data-sorted-by')
+        elif tag == 'tr' and self.table and 'data-label' in attrs:
+            self.cells = [attrs['data-label']]
+            self.rows.append(self.cells)
+        elif tag == 'td' and self.cells is not None:
+            self.cells.append('')
+
+    def handle_endtag(self, tag):
+        if tag == 'table':
+            self.table = None
+        elif tag == 'tr':
+            self.cells = None
+
+    def handle_data(self, data):
+        if self.cells is not None and len(self.cells) > 1:
+            self.cells[-1] += data
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
@@ -234,58 +295,9 @@ def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
     page = written[3]
 
     def rendered(fragment: str) -> str:
-        done = subprocess.run(
-            [
-                chromium(),
-                '--headless',
-                '--no-sandbox',
-                '--disable-gpu',
-                '--disable-quic',
-                '--no-first-run',
-                '--disable-background-networking',
-                '--disable-component-update',
-                '--disable-sync',
-                f'--user-data-dir={tmp_path / "profile"}',
-                '--dump-dom',
-                page.as_uri() + fragment,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout
+        return dump_dom(page, fragment, tmp_path / 'profile')
 
-    from html.parser import HTMLParser
-
-    class Rows(HTMLParser):
-        """(label, [cell texts]) of the LV-Eval table's body rows, in page order."""
-
-        def __init__(self):
-            super().__init__()
-            self.rows, self.table, self.cells, self.sorted_by = [], None, None, None
-
-        def handle_starttag(self, tag, attrs):
-            attrs = dict(attrs)
-            if tag == 'table' and attrs.get('id') == 'lveval':
-                self.table, self.sorted_by = 'lveval', attrs.get('data-sorted-by')
-            elif tag == 'tr' and self.table and 'data-label' in attrs:
-                self.cells = [attrs['data-label']]
-                self.rows.append(self.cells)
-            elif tag == 'td' and self.cells is not None:
-                self.cells.append('')
-
-        def handle_endtag(self, tag):
-            if tag == 'table':
-                self.table = None
-            elif tag == 'tr':
-                self.cells = None
-
-        def handle_data(self, data):
-            if self.cells is not None and len(self.cells) > 1:
-                self.cells[-1] += data
-
-    by_default = Rows()
+    by_default = TableRows()
     by_default.feed(rendered(''))
     table = {
         r['row']: r
@@ -300,12 +312,85 @@ def test_page_renders_and_sorts_in_a_real_browser(tmp_path):
     for label, *cells in by_default.rows:
         if label in table:  # the page shows the CSV's numbers
             assert float(cells[1]) == pytest.approx(float(table[label]['value']), abs=0.005)
-    sorted_page = Rows()
+    sorted_page = TableRows()
     sorted_page.feed(rendered('#sort=16k:asc'))  # the page's own script sorts on load
     assert sorted_page.sorted_by == '16k:asc'
     ascending = [float(cells[1]) for _, *cells in sorted_page.rows if cells[1].strip() != '-']
     assert ascending == sorted(ascending) and ascending[0] == 3.0
     assert [row[0] for row in sorted_page.rows][-1] == 'Qwen2-72B-Instruct (published)'  # no 16k
+
+
+def synthetic_and_real_runs(work: Path) -> Path:
+    """A real model and one measured on synthetic data that scores far above every paper."""
+    models = {'real': {'type': HF, 'max_seq_len': 4096}, 'synth': {'type': HF}}
+    run = recorded_run(
+        work, '20260101_000000', models, {'real': full_scores(12.5), 'synth': full_scores(90.0)}
+    )
+    for path in (run / 'results' / 'synth').glob('*.json'):  # as `lveval data synth` data leaves it
+        found = json.loads(path.read_text())
+        found['provenance']['data_origin'] = 'synthetic'
+        path.write_text(json.dumps(found))
+    return run
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_synthetic_rows_stay_last_in_any_sort_and_are_drawn_apart(tmp_path):
+    synthetic_and_real_runs(tmp_path / 'work')
+    board, written = write_leaderboard([tmp_path / 'work'], tmp_path / 'out', with_published=True)
+    kinds = {row.label: row.kind for row in board.rows}
+    for fragment in ('', '#sort=256k', '#sort=256k:asc', '#sort=16k', '#sort=avg:asc'):
+        found = TableRows()
+        found.feed(dump_dom(written[3], fragment, tmp_path / 'profile'))
+        shown = [kinds[label] for label, *_ in found.rows]
+        assert shown[-1] == 'synthetic' and shown.count('synthetic') == 1, fragment
+        assert shown.count('published') >= 10 and 'measured' in shown, fragment
+    lines = found.lines  # the LV-Eval plot: the real row, ten papers, the synthetic row
+    assert len(lines) == 12 and len({line['stroke'] for line in lines}) == 12
+    assert lines[0]['class'] == 'synthetic' and lines[0]['data-label'] == 'synth (synthetic data)'
+    assert lines[0]['stroke-dasharray'] == '1,4' and float(lines[0]['opacity']) < 0.5
+    assert {line['stroke-dasharray'] for line in lines if line['class'] == 'published'} == {'6,3'}
+    assert lines[-1]['class'] == 'measured' and 'stroke-dasharray' not in lines[-1]
+    page = written[3].read_text()
+    assert '>synthetic data</text>' in page and 'drawn under the others' in page
+    board, written = write_leaderboard(
+        [tmp_path / 'work'], tmp_path / 'ranked', with_published=True, include_synthetic=True
+    )
+    found = TableRows()
+    found.feed(dump_dom(written[3], '#sort=256k', tmp_path / 'profile'))
+    assert found.rows[0][0] == 'synth (synthetic data)'  # ranked among the others when asked
+
+
+def test_plot_lines_never_share_colour_and_dash():
+    from opencompass_lveval.leaderboard.board import Row
+    from opencompass_lveval.leaderboard.html import PALETTE, line_styles
+
+    assert len(set(PALETTE)) == len(PALETTE) >= 12
+    rows = [Row(f'm{i}', 'measured', f'm{i}') for i in range(4)]
+    rows += [Row(f'p{i}', 'published', f'p{i}') for i in range(10)]
+    rows += [Row(f's{i}', 'synthetic', f's{i}') for i in range(22)]
+    styles = line_styles(rows)
+    assert len({style.color for style in styles[:12]}) == 12
+    assert len({(style.color, style.dash) for style in styles}) == len(rows) == 36
+    assert {s.dash for s in styles[:4]} == {''} and {s.dash for s in styles[4:12]} == {'6,3'}
+    assert all(style.opacity < 1 for style in styles[14:])
+
+
+def test_a_plot_of_many_lines_has_room_for_every_legend_entry(tmp_path):
+    import re
+
+    hf = {'type': HF, 'max_seq_len': 4096}
+    models = {f'm{i:02d}': hf for i in range(20)}
+    scores = {name: full_scores(float(i)) for i, name in enumerate(models)}
+    recorded_run(tmp_path / 'work', '20260101_000000', models, scores)
+    _, written = write_leaderboard([tmp_path / 'work'], tmp_path / 'out', with_published=True)
+    svg = re.search(r'<svg[^>]*>.*?</svg>', written[3].read_text(), re.S).group(0)
+    strokes = re.findall(
+        r'<polyline [^>]*stroke="([^"]+)"(?: [^>]*stroke-dasharray="([^"]+)")?', svg
+    )
+    assert len(strokes) == 30 and len(set(strokes)) == 30  # 20 measured, 10 published lines
+    legend = [float(y) for y in re.findall(r'<line class="legend"[^>]* y1="([\d.]+)"', svg)]
+    assert len(legend) == 30 and max(legend) < float(re.search(r'height="(\d+)"', svg).group(1))
 
 
 def test_configs_in_run_folders_are_read_as_data_never_run(tmp_path, capsys):
@@ -445,12 +530,45 @@ def test_strict_fails_on_a_refused_run_and_on_nothing_measured(tmp_path, capsys)
     (empty / 'configs').mkdir(parents=True)
     (empty / 'configs' / 'c.py').write_text('models = []\ndatasets = []\n')
     assert main(['leaderboard', str(empty), '--out', str(tmp_path / 'o2'), '--strict']) == 1
-    assert 'no measured rows' in capsys.readouterr().out
+    assert 'nothing measured: the runs hold no results and asked for none' in (
+        capsys.readouterr().out
+    )
     assert main(['leaderboard', str(tmp_path / 'nothing_here'), '--out', str(tmp_path / 'o3')]) == 2
 
 
+def test_strict_fails_where_only_synthetic_or_other_results_were_measured(tmp_path):
+    """The demo's board (its rows on synthetic data) and a run of other benchmarks measure no
+    model: ``lveval leaderboard --strict`` exits 1 saying so, without --strict it exits 0."""
+    work = tmp_path / 'synthetic'
+    run = synthetic_and_real_runs(work)
+    shutil.rmtree(run / 'results' / 'real')
+    (run / 'configs' / f'{run.name}_1.py').write_text(
+        "models = [dict(abbr='synth')]\ndatasets = [dict(abbr='LVEval_cmrc_mixup_16k')]\n"
+    )
+    other = tmp_path / 'other' / '20260101_000000'
+    (other / 'configs').mkdir(parents=True)
+    (other / 'configs' / 'c.py').write_text("models = [dict(abbr='m')]\ndatasets = []\n")
+    (other / 'results' / 'm').mkdir(parents=True)
+    (other / 'results' / 'm' / 'gsm8k.json').write_text('{"accuracy": 50.0}')
+    said = {
+        work: 'nothing measured: the 1 rows with results were measured on synthetic data',
+        other.parent: 'nothing measured: no row holds a result of a registered benchmark',
+    }
+    for folder, message in said.items():
+        for flags, code in (([], 0), (['--strict', '--published'], 1)):
+            done = subprocess.run(
+                [sys.executable, '-m', 'opencompass_lveval.cli', 'leaderboard', str(folder)]
+                + ['--out', str(tmp_path / 'board'), *flags],
+                capture_output=True,
+                text=True,
+                env={**os.environ, 'PYTHONPATH': str(REPO)},
+            )
+            assert done.returncode == code, done.stdout + done.stderr
+            assert message in done.stdout
+            assert ('--strict fails on it' in done.stdout) == bool(flags)
+
+
 def test_the_newest_run_wins_by_its_name_not_its_file_times(tmp_path):
-    import os
 
     work = tmp_path / 'work'
     model = {'m': {'type': HF, 'max_seq_len': 4096}}
@@ -569,14 +687,7 @@ def test_rows_on_synthetic_data_say_so_and_come_last_unless_asked(tmp_path, caps
     from opencompass_lveval.leaderboard.board import _rank
 
     work = tmp_path / 'work'
-    models = {'real': {'type': HF, 'max_seq_len': 4096}, 'synth': {'type': HF}}
-    run = recorded_run(
-        work, '20260101_000000', models, {'real': full_scores(12.5), 'synth': full_scores(90.0)}
-    )
-    for path in (run / 'results' / 'synth').glob('*.json'):  # as `lveval data synth` data leaves it
-        found = json.loads(path.read_text())
-        found['provenance']['data_origin'] = 'synthetic'
-        path.write_text(json.dumps(found))
+    synthetic_and_real_runs(work)
     board, written = write_leaderboard([work], tmp_path / 'out', with_published=True)
     assert [board.rows[0].label, board.rows[-1].label] == ['real', 'synth (synthetic data)']
     assert [row.kind for row in board.rows[1:-1]] == ['published'] * (len(board.rows) - 2)

@@ -286,12 +286,12 @@ def test_random_guess_gives_valid_seeded_answers():
     ) != model.generate([tsort + 'x' * i for i in range(10)], 0)
 
 
-def test_readme_table_of_paper_models_is_the_zoo():
+def test_documented_table_of_paper_models_is_the_zoo():
 
     from opencompass_lveval.models.zoo import markdown_table
 
-    readme = (REPO / 'README.md').read_text('utf-8')
-    table = readme.split('<!-- paper-models:start -->\n')[1].split('\n<!-- paper-models:end -->')[0]
+    doc = (REPO / 'docs' / 'running.md').read_text('utf-8')
+    table = doc.split('<!-- paper-models:start -->\n')[1].split('\n<!-- paper-models:end -->')[0]
     assert table == markdown_table()
 
 
@@ -440,11 +440,11 @@ def test_settings_values_are_checked(key, value, message):
         settings.inputs = 'official'  # frozen
 
 
-def test_readme_table_of_api_rows_is_the_zoo():
+def test_documented_table_of_api_rows_is_the_zoo():
     from opencompass_lveval.models.zoo import api_markdown_table
 
-    readme = (REPO / 'README.md').read_text('utf-8')
-    table = readme.split('<!-- api-models:start -->\n')[1].split('\n<!-- api-models:end -->')[0]
+    doc = (REPO / 'docs' / 'running.md').read_text('utf-8')
+    table = doc.split('<!-- api-models:start -->\n')[1].split('\n<!-- api-models:end -->')[0]
     assert table == api_markdown_table()
 
 

@@ -37,17 +37,6 @@ def test_depth_map_counts_are_black_on_light_cells_and_white_on_dark_ones():
     assert ink((0, 0, 0, 1)) == 'white'
 
 
-def test_page_lines_never_share_a_colour_between_measured_and_published_rows():
-    from opencompass_lveval.leaderboard.board import Row
-    from opencompass_lveval.leaderboard.html import PALETTE, PUBLISHED_PALETTE, line_colors
-
-    rows = [Row(f'm{i}', 'measured', f'm{i}') for i in range(3)]
-    rows += [Row(f'p{i}', 'published', f'p{i}') for i in range(4)]
-    colors = line_colors(rows)
-    assert colors[:3] == list(PALETTE[:3]) and colors[3:] == list(PUBLISHED_PALETTE[:4])
-    assert not set(PALETTE) & set(PUBLISHED_PALETTE)
-
-
 # One model's LV-Eval scores as the demo's extractive baseline got them (dataset -> its five
 # levels): single_hop_qa averages 44.44 and 44.29, exactly 44.365, and the level averages round
 # down where their mean rounds up.

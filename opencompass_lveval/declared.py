@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
-from .benchmarks import mark_synthetic
+from .benchmarks import LengthUnit, mark_synthetic
 from .grid import GridBenchmark
+
+WORDS = LengthUnit('words', lambda text: len(text.split()))
 
 
 class DeclaredBenchmark(GridBenchmark):
@@ -33,6 +35,7 @@ class DeclaredBenchmark(GridBenchmark):
     prompt: str = '{context}\n\n{input}'
     cut: Optional[str] = 'context'  # the field a middle cut may shorten
     max_out_len: int = 32
+    depth_bins = None  # its depth maps' rows: the distinct positions of its data (``grid.py``)
 
     @property
     def result_metrics(self) -> tuple[str, ...]:
@@ -119,6 +122,11 @@ class DeclaredBenchmark(GridBenchmark):
         return []
 
     # Cells and data ----------------------------------------------------------------------------
+
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """What ``lveval inputs --count-only`` counts its prompts in: words (whitespace-
+        separated); override to count otherwise (tokens of a tokenizer, characters)."""
+        return WORDS if self.split_abbr(abbr) else None
 
     def data_path(self, folder, task: str, size: str) -> Path:
         return Path(folder) / self.data_file.format(task=task, size=size)

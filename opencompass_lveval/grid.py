@@ -269,9 +269,19 @@ class GridBenchmark(GridTables):
             (t, s) for t in self.tasks for s in self.level_order(s for u, s in present if u == t)
         ]
 
-    def _subset(self, cell: Cell):
+    def _summary_metrics(self) -> list[Optional[str]]:
+        """What its summary groups average: ``summary_metric`` (None: the dataset's first) where
+        it scores one metric; each of its ``metrics`` otherwise."""
+        return [self.summary_metric] if len(self.metrics) == 1 else list(self.metrics)
+
+    def _subset(self, cell: Cell, metric: Optional[str]):
         abbr = self.abbr(*cell)
-        return [abbr, self.summary_metric] if self.summary_metric else abbr
+        return [abbr, metric] if metric else abbr
+
+    def _group_name(self, name: str, metric: Optional[str]) -> str:
+        """``{prefix}_{name}``; a metric besides the headline adds ``_{metric}``."""
+        own = metric in (None, self.summary_metric, self.headline_metric)
+        return f'{self.prefix}_{name}' if own else f'{self.prefix}_{name}_{metric}'
 
     def _summary_groups(self, cells: list[Cell], kinds=None) -> list[dict]:
         """Its summary groups over ``cells`` (kinds in ``summary_by`` order), empty ones left
@@ -289,7 +299,11 @@ class GridBenchmark(GridTables):
             'task': [(task, [c for c in cells if c[0] == task]) for task in self.tasks],
         }
         return [
-            {'name': f'{self.prefix}_{name}', 'subsets': [self._subset(c) for c in members]}
+            {
+                'name': self._group_name(name, metric),
+                'subsets': [self._subset(c, metric) for c in members],
+            }
+            for metric in self._summary_metrics()
             for kind in kinds or self.summary_by
             for name, members in found[kind]
             if members
@@ -300,7 +314,7 @@ class GridBenchmark(GridTables):
         rows: list = [group['name'] for group in groups]
         for cell in cells:
             abbr = self.abbr(*cell)
-            metrics = self.summary_cell_metrics
+            metrics = self.summary_cell_metrics or (self.metrics if len(self.metrics) > 1 else ())
             rows += [[abbr, metric] for metric in metrics] if metrics else [abbr]
         return rows
 

@@ -102,7 +102,7 @@ class DeclaredBenchmark(GridBenchmark):
                     f'{where}.score_record gives the headline only, but metrics has '
                     f'{len(self.metrics)}: define score_reply(reply, record) returning each'
                 )
-        return problems + self._data_file_problems(where)
+        return problems or self._data_file_problems(where)
 
     def _data_file_problems(self, where: str) -> list[str]:
         try:

@@ -134,7 +134,7 @@ class GridBenchmark(GridTables):
                 f'{where}.level_unit is not declared: its levels ({", ".join(self.levels())}) '
                 "are not lengths like 16k; declare what they count, e.g. level_unit = 'pairs'"
             )
-        return problems + self._metric_problems(where)
+        return problems + self._metric_problems(where) + _depth_bins(where, self.depth_bins)
 
     def _metric_problems(self, where: str) -> list[str]:
         headline, metrics = self.headline_metric, tuple(self.metrics)
@@ -431,6 +431,25 @@ def _names(where: str, names, kind: str, allowed=()) -> list[str]:
             problems.append(f'{where} names {name!r} twice: name each {kind} once')
         seen.add(name)
     return problems
+
+
+def _depth_bins(where: str, bins) -> list[str]:
+    """What is wrong with a declared ``depth_bins``: a count from 1, positions from 0 to 1 in
+    increasing order, or None."""
+    if bins is None or (isinstance(bins, int) and not isinstance(bins, bool) and bins >= 1):
+        return []
+    if (
+        isinstance(bins, (tuple, list))
+        and bins
+        and all(_is_number(p) and 0 <= p <= 1 for p in bins)
+        and all(a < b for a, b in zip(bins, bins[1:]))
+    ):
+        return []
+    return [
+        f'{where}.depth_bins {bins!r} is no number of rows from 1 and no positions from 0 to 1 '
+        'in increasing order: declare e.g. 10 (tenths) or (0, 0.25, 0.5, 0.75, 1), or None '
+        "(the data's positions)"
+    ]
 
 
 def _is_number(value) -> bool:

@@ -97,8 +97,8 @@ class Benchmark(ABC):
     """What shared code asks of a benchmark. ``name`` keys its results everywhere (board rows,
     tidy CSV, JSON); ``title`` is how tables call it."""
 
-    name: str
-    title: str
+    name: str  # the key of its results: board rows, tidy CSV, JSON, file names
+    title: str  # how tables and messages call it: 'LV-Eval'
     # Its classes OpenCompass configs may name by string ('module:Class'): reachable as
     # ``opencompass_lveval.Class`` and registered by ``import opencompass_lveval.register``.
     classes: tuple[str, ...] = ()
@@ -107,8 +107,11 @@ class Benchmark(ABC):
     dataset_configs: tuple[str, ...] = ()
     # How its depth maps place a record, for the leaderboard page's legend ('' for none).
     depth_legend: str = ''
-    result_metrics: tuple[str, ...] = ('score',)  # what its evaluator reports, in percent
-    board_metrics: tuple[str, ...] = ('score',)  # the result metrics a leaderboard keeps
+    # What its evaluator reports, in percent (a declared benchmark: its ``metrics``).
+    result_metrics: tuple[str, ...] = ('score',)
+    # The result metrics a leaderboard keeps: its headline and other ``metrics`` among them, or
+    # the board drops their tables (registration refuses that; a declared benchmark: ``metrics``).
+    board_metrics: tuple[str, ...] = ('score',)
 
     # Data ----------------------------------------------------------------------------------------
 
@@ -160,7 +163,7 @@ class Benchmark(ABC):
         details lack them."""
         return None
 
-    interval_metric: str = 'score'
+    interval_metric: str = 'score'  # the metric ``record_scores`` gives by default
 
     @property
     def metrics(self) -> tuple[str, ...]:

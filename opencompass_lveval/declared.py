@@ -29,12 +29,12 @@ class DeclaredBenchmark(GridBenchmark):
 
     demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
     demo_count: int = 10  # records per cell of the synthetic data
-    data_file: str = '{task}_{size}.jsonl'
+    data_file: str = '{task}_{size}.jsonl'  # a cell's JSON-lines file ({task}, {size} filled)
     input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
-    answer_field: str = 'answer'
-    prompt: str = '{context}\n\n{input}'
+    answer_field: str = 'answer'  # the record's answer: OpenCompass's reference
+    prompt: str = '{context}\n\n{input}'  # one user turn, the input fields filled in
     cut: Optional[str] = 'context'  # the field a middle cut may shorten
-    max_out_len: int = 32
+    max_out_len: int = 32  # generation length, in the model's tokens
     depth_bins = None  # its depth maps' rows: the distinct positions of its data (``grid.py``)
 
     @property
@@ -129,6 +129,7 @@ class DeclaredBenchmark(GridBenchmark):
         return WORDS if self.split_abbr(abbr) else None
 
     def data_path(self, folder, task: str, size: str) -> Path:
+        """A cell's data file in ``folder``."""
         return Path(folder) / self.data_file.format(task=task, size=size)
 
     def _data_files(self, root: Path) -> list[tuple[str, Path]]:

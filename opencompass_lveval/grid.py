@@ -54,8 +54,8 @@ class GridBenchmark(GridTables):
     """Results as cells (task, size) of a headline metric with per-record scores, presented
     alike. Dataset abbreviations are ``{prefix}_{task}_{size}``."""
 
-    prefix: str
-    tasks: tuple[str, ...]
+    prefix: str  # dataset abbreviations are ``{prefix}_{task}_{level}``
+    tasks: tuple[str, ...]  # its tasks, in the order tables list them
     sizes: tuple[str, ...] = ()
     """Its levels, in its own order: names such as ``16k`` (a length) or ``75`` (what
     ``level_unit`` counts); each ends its dataset abbreviations and file names, so letters,
@@ -112,6 +112,7 @@ class GridBenchmark(GridTables):
 
     @property
     def interval_metric(self) -> str:
+        """The headline: what ``record_scores`` gives by default."""
         return self.headline_metric
 
     # Registration -------------------------------------------------------------------------------
@@ -163,6 +164,7 @@ class GridBenchmark(GridTables):
     # Cells --------------------------------------------------------------------------------------
 
     def abbr(self, task: str, size: str) -> str:
+        """A cell's dataset abbreviation: ``{prefix}_{task}_{level}``."""
         return f'{self.prefix}_{task}_{size}'
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:

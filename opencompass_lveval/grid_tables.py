@@ -60,6 +60,7 @@ class GridTables(Benchmark):
         return mean([self.overall_value(row, size, metric) for size in sizes])
 
     def group_cells(self, group: str, sizes: list[str]) -> list[Cell]:
+        """The cells of a task group at ``sizes``."""
         return [(task, size) for task in self.task_groups[group] for size in sizes]
 
     def group_value(self, row, group: str, sizes: list[str], metric=None) -> Optional[float]:

@@ -385,3 +385,29 @@ def test_an_installed_plugin_with_a_bad_level_is_left_out_with_its_reason(
     assert 'bad-levels or uninstall it (pip uninstall bad-levels)' in warning
     with pytest.raises(BenchmarkError, match="Bad.sizes \\(kv\\) holds '7_5'"):
         benchmarks.named('bad')
+
+
+def test_passkey_build_arguments_keep_their_own_messages(monkeypatch, capsys):
+    """The example's build kind uses ``argument_type``: argparse prints the check's message."""
+    import argparse
+
+    from runs import REPO
+
+    monkeypatch.syspath_prepend(str(REPO / 'examples' / 'passkey'))
+    from passkey_benchmark import Passkey
+
+    (kind,) = Passkey().build_kinds().values()
+    parser = argparse.ArgumentParser(prog='build')
+    for flag, options in kind.arguments:
+        parser.add_argument(flag, **options)
+    for given, message in (
+        (['--depths', '0,2'], "argument --depths: depths are fractions of the context in [0, 1], "
+         "not '0,2'"),
+        (['--count', '0'], "argument --count: '0' is not a whole number from 1; give one such as "
+         '1, 10 or 200'),
+        (['--sizes', '2000'], "argument --sizes: '2000' is not a size: write a whole number of "
+         'thousands or millions, like 16k, 512k, 1000k or 1m'),
+    ):  # fmt: skip
+        with pytest.raises(SystemExit):
+            parser.parse_args([*given, '--out', 'x'])
+        assert capsys.readouterr().err.splitlines()[-1] == f'build: error: {message}'

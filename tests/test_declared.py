@@ -411,3 +411,28 @@ def test_passkey_build_arguments_keep_their_own_messages(monkeypatch, capsys):
         with pytest.raises(SystemExit):
             parser.parse_args([*given, '--out', 'x'])
         assert capsys.readouterr().err.splitlines()[-1] == f'build: error: {message}'
+
+
+def test_opencompass_summary_shows_every_metric_at_every_level(pairs, tmp_path):
+    """OpenCompass's own summarizer, given the declaration's summary config, prints a group per
+    level and metric and each cell's metrics, equal to the results' means."""
+    from mmengine.config import ConfigDict
+
+    from opencompass_lveval.report.summarizer import LongContextSummarizer
+
+    run = _run(tmp_path)
+    datasets = pairs.configs(str(tmp_path))
+    config = ConfigDict(models=[{'abbr': 'm'}, {'abbr': 'n'}], datasets=datasets, work_dir=str(run))
+    LongContextSummarizer(config, **pairs.summary_config(datasets)).summarize(time_str='t')
+    with open(run / 'summary' / 'summary_t.csv', newline='') as stream:
+        rows = {(r['dataset'], r['metric']): r for r in csv.DictReader(stream)}
+    for level in Pairs.sizes:
+        result = json.loads((run / 'results' / 'm' / f'Pairs_kv_{level}.json').read_text())
+        for metric in ('accuracy', 'wrong_key'):
+            cell = rows[(f'Pairs_kv_{level}', metric)]
+            assert float(cell['m']) == pytest.approx(result[metric], abs=0.005)
+        group = rows[(f'Pairs_{level}_wrong_key', 'naive_average')]
+        assert float(group['m']) == pytest.approx(result['wrong_key'], abs=0.005)
+        assert float(rows[(f'Pairs_{level}', 'naive_average')]['m']) == pytest.approx(
+            result['accuracy'], abs=0.005
+        )

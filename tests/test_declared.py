@@ -248,6 +248,9 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
     (row,) = [r for r in board['rows'] if r['label'] == 'm']
     assert list(row['results']) == ['pairs'] and len(row['results']['pairs']) == 3
     assert set(row['results']['pairs']['kv_140']) == {'accuracy', 'wrong_key'}
+    assert 'derived' not in row  # no LV-Eval Overall block for a row without LV-Eval
+    low, high = row['metric_intervals']['pairs']['wrong_key']['kv_140']
+    assert low <= row['results']['pairs']['kv_140']['wrong_key'] <= high and low < high
     with open(written[1], newline='') as stream:
         tidy = [r for r in csv.DictReader(stream) if r['row'] == 'm' and r['level'] == '300']
     assert [r['metric'] for r in tidy] == ['accuracy', 'wrong_key']
@@ -436,3 +439,20 @@ def test_opencompass_summary_shows_every_metric_at_every_level(pairs, tmp_path):
         assert float(rows[(f'Pairs_{level}', 'naive_average')]['m']) == pytest.approx(
             result['accuracy'], abs=0.005
         )
+
+
+def test_a_result_with_a_metric_out_of_range_is_refused_naming_it(pairs, tmp_path):
+    from opencompass_lveval.errors import ReportError
+    from opencompass_lveval.report import write_report
+
+    run = _run(tmp_path, records=5)
+    path = run / 'results' / 'm' / 'Pairs_kv_75.json'
+    result = json.loads(path.read_text())
+    result['details'][3]['wrong_key'] = [250.0]
+    path.write_text(json.dumps(result))
+    with pytest.raises(ReportError) as error:
+        write_report(run, tmp_path / 'report')
+    assert str(error.value) == (
+        f'{path}: the wrong_key of record 3 in its details is 250% (in percent), not from 0 to '
+        '100; re-run its evaluation or remove the file'
+    )

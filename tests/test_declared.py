@@ -309,6 +309,11 @@ REFUSED = {
         "Bad.sizes (kv) holds 'avg', which is the average column: rename it",
     ),
     'string': (dict(tasks='kv'), "Bad.tasks is 'kv', not a tuple of names: write ('kv',)"),
+    'prefix': (
+        dict(prefix='Pairs/x'),
+        "Bad.prefix holds 'Pairs/x': a prefix name is letters, digits, '_', '.', '+', '-'; "
+        'rename it',
+    ),
     'unit': (
         dict(level_unit=None),
         'Bad.level_unit is not declared: its levels (75, 140, 300) are not lengths like 16k; '

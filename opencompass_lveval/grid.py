@@ -106,7 +106,8 @@ class GridBenchmark(GridTables):
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """Every metric scored per record, the headline first. Each gets what the headline gets:
+        """Every metric scored per record, the headline among them, in the order tables list
+        them. Each gets what the headline gets:
         a table by size with intervals and a plot per task, depth maps, board tables with
         intervals, tidy rows and summary rows. A metric other than the headline is read from
         each record's details under its own name, in percent (True / False count 100 and 0).
@@ -153,8 +154,8 @@ class GridBenchmark(GridTables):
                 f'{where}.metrics {metrics} leaves out its headline_metric {headline!r}: list '
                 'it, or leave metrics out (default: the headline alone)'
             )
-        for attribute, members in (('board_metrics', metrics), ('result_metrics', metrics)):
-            lacking = [m for m in members if m not in getattr(self, attribute)]
+        for attribute in ('board_metrics', 'result_metrics'):
+            lacking = [m for m in metrics if m not in getattr(self, attribute)]
             if lacking:
                 problems.append(
                     f'{where}.{attribute} {tuple(getattr(self, attribute))} leaves out '

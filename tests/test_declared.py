@@ -258,6 +258,7 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
     page = written[3].read_text()
     for metric in ('accuracy', 'wrong_key'):
         key = 'pairs-kv' if metric == 'accuracy' else 'pairs-kv-wrong_key'
+        assert f'<h2>Pairs kv: {metric} by level</h2>' in page
         table = page.split(f'<table id="{key}"')[1].split('</table>')[0]
         text = unescape(re.sub(r'<[^>]+>', ' ', table))
         # the interval is the cell's text, after its value

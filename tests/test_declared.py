@@ -267,6 +267,8 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
         assert f'text-anchor="middle">{metric} (%)</text>' in page
     assert 'text-anchor="middle">number of pairs (pairs)</text>' in page
     assert 'for LV-Eval' not in page and 'Ada-LEval' not in page
+    assert 'answer sits, by length; empty where no record falls' in page  # it has no legend
+    assert page.count('<table class="depthmap"') == 4  # 2 rows x 2 metrics
 
 
 # Depth maps ---------------------------------------------------------------------------------------

@@ -294,11 +294,11 @@ def depth_section(maps: list[tuple[str, object]], names=None) -> str:
     shows; default every one)."""
     if not maps:
         return ''
-    names = names or {b.name for b in benchmarks.BENCHMARKS}
+    legends = _depth_legends(names or {b.name for b in benchmarks.BENCHMARKS})
     return (
         '<h2 id="depth-maps">Score by where the answer is</h2><p>Mean score (%) by where the '
-        f'answer sits, by length: {_depth_legends(names)}; empty where no record falls. Hover a '
-        'cell for its record count.</p>'
+        f'answer sits, by length{f": {legends}" if legends else ""}; empty where no record '
+        'falls. Hover a cell for its record count.</p>'
         + ''.join(_depth_map(label, found) for label, found in maps)
     )
 

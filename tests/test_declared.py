@@ -269,6 +269,7 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
     assert 'for LV-Eval' not in page and 'Ada-LEval' not in page
     assert 'answer sits, by length; empty where no record falls' in page  # it has no legend
     assert page.count('<table class="depthmap"') == 4  # 2 rows x 2 metrics
+    assert '<figcaption>m: kv wrong_key (60 of 60 records placed)</figcaption>' in page
 
 
 # Depth maps ---------------------------------------------------------------------------------------

@@ -274,11 +274,17 @@ def _depth_map(label: str, found) -> str:
         for name, values, counts in zip(found.rows, found.values, found.counts)
     )
     return (
-        f'<figure><figcaption>{escape(label)}: {escape(found.dataset)} ({found.placed} of '
+        f'<figure><figcaption>{escape(label)}: {escape(found.dataset)}{_metric(found)} '
+        f'({found.placed} of '
         f'{found.records} records placed)</figcaption><table class="depthmap" '
         f'data-row="{escape(label)}" data-dataset="{escape(found.dataset)}"><thead>{head}</thead>'
         f'<tbody>{body}</tbody></table></figure>'
     )
+
+
+def _metric(found) -> str:
+    """What a depth map is of, where it is not the score: `` wrong_key``."""
+    return '' if found.metric == 'score' else f' {escape(found.metric)}'
 
 
 def _depth_legends(names) -> str:

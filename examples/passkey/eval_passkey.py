@@ -13,7 +13,9 @@ with read_base():
     from opencompass_lveval.configs.models.cpu_baselines import models  # noqa: F401
 
 # `__import__`: the lazy config parser leaves it alone, so its functions can be called here.
-_passkey = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('passkey')
+_passkey = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named(
+    'passkey'
+)
 datasets = _passkey.configs('data/demo/passkey')  # or any folder `lveval build passkey` wrote
 summarizer = dict(type=LongContextSummarizer, **_passkey.summary_config(datasets))
 work_dir = 'outputs/passkey'

@@ -9,9 +9,10 @@ import random
 import re
 from pathlib import Path
 
+from opencompass_lveval.commands.arguments import COUNT, SIZES, argument_type
 from opencompass_lveval.framework.benchmarks import BUILD_OUTPUT, BuildKind, argument
 from opencompass_lveval.framework.declared import DeclaredBenchmark
-from opencompass_lveval.framework.sizes import parse_size, parse_sizes
+from opencompass_lveval.framework.sizes import parse_size
 
 INSTRUCTION = (
     'There is an important info hidden inside a lot of irrelevant text. Find it and memorize '
@@ -59,6 +60,9 @@ class Passkey(DeclaredBenchmark):
     data_file = 'passkey_{size}.jsonl'
     sizes = ('2k', '4k')
     depth_field = 'depth'
+    depth_bins = (
+        10  # its depth maps' rows: the tenths of the context (its DEPTHS are their middles)
+    )
     prompt = '{context}\n\n{input}'
     max_out_len = 16
     depth_legend = 'for Passkey the tenth of the context where the key first occurs'
@@ -78,9 +82,9 @@ class Passkey(DeclaredBenchmark):
             'passkey': BuildKind(
                 'passkey files at any length (words) and depths',
                 (
-                    argument('--sizes', type=parse_sizes, default=list(self.sizes)),
-                    argument('--depths', type=_depths, default=DEPTHS),
-                    argument('--count', type=int, default=20, help='records per size'),
+                    argument('--sizes', type=SIZES, default=list(self.sizes)),
+                    argument('--depths', type=argument_type(_depths, 'depths'), default=DEPTHS),
+                    argument('--count', type=COUNT, default=20, help='records per size'),
                     *BUILD_OUTPUT,
                 ),
                 self.build,

@@ -13,11 +13,14 @@ complete one.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
-from .benchmarks import mark_synthetic
+from .benchmarks import LengthUnit, mark_synthetic
 from .grid import GridBenchmark
+
+WORDS = LengthUnit('words', lambda text: len(text.split()))
 
 
 class DeclaredBenchmark(GridBenchmark):
@@ -26,26 +29,107 @@ class DeclaredBenchmark(GridBenchmark):
 
     demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
     demo_count: int = 10  # records per cell of the synthetic data
-    data_file: str = '{task}_{size}.jsonl'
+    data_file: str = '{task}_{size}.jsonl'  # a cell's JSON-lines file ({task}, {size} filled)
     input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
-    answer_field: str = 'answer'
-    prompt: str = '{context}\n\n{input}'
+    answer_field: str = 'answer'  # the record's answer: OpenCompass's reference
+    prompt: str = '{context}\n\n{input}'  # one user turn, the input fields filled in
     cut: Optional[str] = 'context'  # the field a middle cut may shorten
-    max_out_len: int = 32
+    max_out_len: int = 32  # generation length, in the model's tokens
+    depth_bins = None  # its depth maps' rows: the distinct positions of its data (``grid.py``)
+
+    @property
+    def result_metrics(self) -> tuple[str, ...]:
+        """What its evaluator reports: ``metrics``."""
+        return self.metrics
+
+    @property
+    def board_metrics(self) -> tuple[str, ...]:
+        """What a leaderboard keeps: ``metrics``."""
+        return self.metrics
 
     # What it states as code: scoring one record and making synthetic ones -----------------------
+    # A benchmark defines one of ``score_reply`` (the whole record, any number of metrics) and
+    # ``score_record`` (the answer only, the headline only); registration refuses neither.
 
-    @abstractmethod
+    def score_reply(self, reply: str, record: dict) -> Union[float, Mapping[str, float]]:
+        """One record's scores in percent: ``{metric: value}`` for every metric in ``metrics``
+        (a bare number where the headline is its only metric). ``record`` is the data file's
+        record as read (every field, the answer's included), ``reply`` the model's reply. The
+        default scores the answer field with ``score_record``."""
+        return self.score_record(reply, record[self.answer_field])
+
     def score_record(self, prediction: str, answer) -> float:
-        """One record's score in percent."""
+        """One record's headline score in percent, from its answer alone (the older, shorter
+        form of ``score_reply``)."""
+        raise NotImplementedError(
+            f'{type(self).__name__} defines neither score_reply nor score_record'
+        )
+
+    def record_metrics(self, reply: str, record: dict) -> dict[str, float]:
+        """``score_reply`` checked: every declared metric, each a number from 0 to 100; anything
+        else is one error naming the benchmark, the record's values and the fix."""
+        found = self.score_reply(reply, record)
+        if not isinstance(found, Mapping):
+            found = {self.headline_metric: found}
+        wanted = list(self.metrics)
+        if sorted(found) != sorted(wanted) or not all(
+            _is_percent(found[metric]) for metric in wanted
+        ):
+            raise ValueError(
+                f'{type(self).__name__}.score_reply gave {dict(found)!r}; it must give each of '
+                f'{wanted} (its `metrics`) as a number from 0 to 100'
+            )
+        return {metric: float(found[metric]) for metric in wanted}
 
     @abstractmethod
     def synthetic_records(self, task: str, size: str, count: int, seed: int) -> list[dict]:
         """``count`` seeded records of one cell, in the data file's format."""
 
+    # Registration ------------------------------------------------------------------------------
+
+    def check_declaration(self) -> list[str]:
+        """The grid's checks, then its own: a scorer, a data file per cell."""
+        where, problems = type(self).__name__, super().check_declaration()
+        own = type(self)
+        if own.score_reply is DeclaredBenchmark.score_reply:
+            if own.score_record is DeclaredBenchmark.score_record:
+                problems.append(
+                    f'{where} defines no scorer: define score_reply(reply, record) (every '
+                    'metric of one record) or score_record(prediction, answer) (the headline)'
+                )
+            elif len(self.metrics) > 1:
+                problems.append(
+                    f'{where}.score_record gives the headline only, but metrics has '
+                    f'{len(self.metrics)}: define score_reply(reply, record) returning each'
+                )
+        return problems or self._data_file_problems(where)
+
+    def _data_file_problems(self, where: str) -> list[str]:
+        try:
+            self.data_file.format(task='t', size='s')
+        except (AttributeError, IndexError, KeyError, ValueError) as exc:
+            return [
+                f'{where}.data_file {self.data_file!r} cannot be filled ({type(exc).__name__}: '
+                f'{exc}): only {{task}} and {{size}} are filled in'
+            ]
+        needed = ['{size}'] + (['{task}'] if len(set(self.tasks)) > 1 else [])
+        lacking = [field for field in needed if field not in self.data_file]
+        if lacking:
+            return [
+                f'{where}.data_file {self.data_file!r} lacks {" and ".join(lacking)}: every '
+                'cell needs a file of its own'
+            ]
+        return []
+
     # Cells and data ----------------------------------------------------------------------------
 
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """What ``lveval inputs --count-only`` counts its prompts in: words (whitespace-
+        separated); override to count otherwise (tokens of a tokenizer, characters)."""
+        return WORDS if self.split_abbr(abbr) else None
+
     def data_path(self, folder, task: str, size: str) -> Path:
+        """A cell's data file in ``folder``."""
         return Path(folder) / self.data_file.format(task=task, size=size)
 
     def _data_files(self, root: Path) -> list[tuple[str, Path]]:
@@ -132,6 +216,10 @@ class DeclaredBenchmark(GridBenchmark):
 
     def demo_datasets(self, path: str) -> list[dict]:
         return self.configs(f'{path}/{self.name}', self.demo_sizes or self.sizes)
+
+
+def _is_percent(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100
 
 
 def dataset_config(

@@ -13,8 +13,9 @@ complete one.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from .benchmarks import mark_synthetic
 from .grid import GridBenchmark
@@ -33,11 +34,49 @@ class DeclaredBenchmark(GridBenchmark):
     cut: Optional[str] = 'context'  # the field a middle cut may shorten
     max_out_len: int = 32
 
-    # What it states as code: scoring one record and making synthetic ones -----------------------
+    @property
+    def result_metrics(self) -> tuple[str, ...]:
+        """What its evaluator reports: ``metrics``."""
+        return self.metrics
 
-    @abstractmethod
+    @property
+    def board_metrics(self) -> tuple[str, ...]:
+        """What a leaderboard keeps: ``metrics``."""
+        return self.metrics
+
+    # What it states as code: scoring one record and making synthetic ones -----------------------
+    # A benchmark defines one of ``score_reply`` (the whole record, any number of metrics) and
+    # ``score_record`` (the answer only, the headline only); registration refuses neither.
+
+    def score_reply(self, reply: str, record: dict) -> Union[float, Mapping[str, float]]:
+        """One record's scores in percent: ``{metric: value}`` for every metric in ``metrics``
+        (a bare number where the headline is its only metric). ``record`` is the data file's
+        record as read (every field, the answer's included), ``reply`` the model's reply. The
+        default scores the answer field with ``score_record``."""
+        return self.score_record(reply, record[self.answer_field])
+
     def score_record(self, prediction: str, answer) -> float:
-        """One record's score in percent."""
+        """One record's headline score in percent, from its answer alone (the older, shorter
+        form of ``score_reply``)."""
+        raise NotImplementedError(
+            f'{type(self).__name__} defines neither score_reply nor score_record'
+        )
+
+    def record_metrics(self, reply: str, record: dict) -> dict[str, float]:
+        """``score_reply`` checked: every declared metric, each a number from 0 to 100; anything
+        else is one error naming the benchmark, the record's values and the fix."""
+        found = self.score_reply(reply, record)
+        if not isinstance(found, Mapping):
+            found = {self.headline_metric: found}
+        wanted = list(self.metrics)
+        if sorted(found) != sorted(wanted) or not all(
+            _is_percent(found[metric]) for metric in wanted
+        ):
+            raise ValueError(
+                f'{type(self).__name__}.score_reply gave {dict(found)!r}; it must give each of '
+                f'{wanted} (its `metrics`) as a number from 0 to 100'
+            )
+        return {metric: float(found[metric]) for metric in wanted}
 
     @abstractmethod
     def synthetic_records(self, task: str, size: str, count: int, seed: int) -> list[dict]:
@@ -132,6 +171,10 @@ class DeclaredBenchmark(GridBenchmark):
 
     def demo_datasets(self, path: str) -> list[dict]:
         return self.configs(f'{path}/{self.name}', self.demo_sizes or self.sizes)
+
+
+def _is_percent(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 100
 
 
 def dataset_config(

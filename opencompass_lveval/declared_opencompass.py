@@ -1,7 +1,8 @@
 """The OpenCompass dataset and evaluator every ``DeclaredBenchmark`` shares: the dataset reads one
 cell's JSON-lines file (its fingerprint recorded), the evaluator scores each record with the
-benchmark's ``score_record`` and keeps its score and answer depth in the details, with the
-result's provenance. Configs name the benchmark by its name; the registry finds it.
+benchmark's ``score_reply`` (every declared metric; ``score_record`` where that is what it
+defines) and keeps the record's metrics and answer depth in the details, with the result's
+provenance. Configs name the benchmark by its name; the registry finds it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from opencompass.openicl.icl_evaluator import BaseEvaluator
 from opencompass.registry import ICL_EVALUATORS, LOAD_DATASET
 
 from . import benchmarks
-from .columnar import ColumnarDataset
+from .columnar import FINGERPRINT_COLUMN, ORIGIN_COLUMN, ColumnarDataset
 from .grid import DEPTH, SCORE
 from .provenance import provenance
+
+# What ``ColumnarDataset`` adds to a data file's columns.
+ADDED_COLUMNS = frozenset({'subdivision', 'idx', FINGERPRINT_COLUMN, ORIGIN_COLUMN})
 
 
 @LOAD_DATASET.register_module()
@@ -38,8 +42,9 @@ class DeclaredDataset(ColumnarDataset):
 
 @ICL_EVALUATORS.register_module()
 class DeclaredEvaluator(BaseEvaluator):
-    """The mean per-record score (percent) as the headline metric, each record's score and
-    answer depth in the details."""
+    """The mean of each declared metric over the records (percent); per record, its headline
+    score (under ``score``), its other metrics (each under its name) and its answer depth in the
+    details. The benchmark's scorer sees each record as its data file holds it."""
 
     def __init__(self, benchmark: str, pred_postprocessor=None) -> None:
         super().__init__(pred_postprocessor=pred_postprocessor)
@@ -51,12 +56,23 @@ class DeclaredEvaluator(BaseEvaluator):
         declared = self.benchmark
         field = declared.depth_field
         depths = test_set[field] if field else [None] * len(references)
-        scores = [declared.score_record(str(p), r) for p, r in zip(predictions, references)]
+        records = [_data_record(row) for row in test_set] if len(test_set) else []
+        found = [declared.record_metrics(str(p), r) for p, r in zip(predictions, records)]
+        headline = declared.headline_metric
+        others = [metric for metric in declared.metrics if metric != headline]
+        means = {
+            m: sum(f[m] for f in found) / len(found) if found else 0.0 for m in declared.metrics
+        }
         return {
-            declared.headline_metric: sum(scores) / len(scores) if scores else 0.0,
+            **means,
             'provenance': provenance(test_set),
             'details': [
-                {'pred': p, 'answer': r, SCORE: s, DEPTH: d}
-                for p, r, s, d in zip(predictions, references, scores, depths)
+                {'pred': p, 'answer': r, SCORE: f[headline], **{m: f[m] for m in others}, DEPTH: d}
+                for p, r, f, d in zip(predictions, references, found, depths)
             ],
         }
+
+
+def _data_record(row: dict) -> dict:
+    """A dataset row as its data file held it: the columns the dataset adds left out."""
+    return {key: value for key, value in row.items() if key not in ADDED_COLUMNS}

@@ -72,6 +72,15 @@ class GridBenchmark(GridTables):
     published_columns: dict[str, str] = {}
 
     @property
+    def metrics(self) -> tuple[str, ...]:
+        """Every metric scored per record, the headline first. Each gets what the headline gets:
+        a table by size with intervals and a plot per task, depth maps, board tables with
+        intervals, tidy rows and summary rows. A metric other than the headline is read from
+        each record's details under its own name, in percent (True / False count 100 and 0).
+        Default: the headline alone."""
+        return (self.headline_metric,)
+
+    @property
     def interval_metric(self) -> str:
         return self.headline_metric
 

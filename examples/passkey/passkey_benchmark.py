@@ -9,7 +9,7 @@ import random
 import re
 from pathlib import Path
 
-from opencompass_lveval.benchmarks import BUILD_OUTPUT, BuildKind, argument
+from opencompass_lveval.benchmarks import BUILD_OUTPUT, BuildKind, LengthUnit, argument
 from opencompass_lveval.declared import DeclaredBenchmark
 from opencompass_lveval.sizes import parse_size, parse_sizes
 
@@ -21,6 +21,7 @@ FILLER = 'The grass is green. The sky is blue. The sun is yellow. Here we go. Th
 NEEDLE = 'The pass key is {key}. Remember it. {key} is the pass key.'
 QUESTION = 'What is the pass key? The pass key is'
 DEPTHS = tuple(round(0.05 + 0.1 * i, 2) for i in range(10))  # the middle of each tenth
+WORDS = LengthUnit('words', lambda text: len(text.split()))  # what its sizes count
 
 
 def passkey_record(words: int, depth: float, rng: random.Random) -> dict:
@@ -62,6 +63,9 @@ class Passkey(DeclaredBenchmark):
     prompt = '{context}\n\n{input}'
     max_out_len = 16
     depth_legend = 'for Passkey the tenth of the context where the key first occurs'
+
+    def length_unit(self, abbr: str):
+        return WORDS if self.split_abbr(abbr) else None
 
     def score_record(self, prediction: str, answer) -> float:
         first = re.search(r'\d+', prediction)

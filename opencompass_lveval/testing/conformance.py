@@ -63,13 +63,12 @@ class CheckFailed(Exception):
 
 
 def opencompass_run(config: Path, cwd: Path, *extra: str, env=None, work='out', timeout=600):
-    """``opencompass CONFIG -w CWD/WORK EXTRA...`` in ``cwd``, its tasks seeing the modules this
-    process sees (``sys.path`` as their PYTHONPATH: a benchmark on the path is found there too)."""
-    path = os.pathsep.join(entry for entry in sys.path if entry)
+    """``opencompass CONFIG -w CWD/WORK EXTRA...`` run in ``cwd`` (each task a subprocess, as
+    users run it), ``env`` added to this process's environment."""
     return subprocess.run(
         OPENCOMPASS + [str(config), '-w', str(Path(cwd) / work), *extra],
         cwd=cwd,
-        env={**os.environ, 'PYTHONPATH': path, **(env or {})},
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -112,18 +111,20 @@ class Conformance:
     config: Optional[Path] = None
     run: Optional[Path] = None
     failures: list[str] = field(default_factory=list)
+    passed: set[str] = field(default_factory=set)
 
-    def check(self, label: str, step: Callable[[], None], needs: tuple = ()) -> None:
-        """Run one check, recording why it failed; skipped (and said so) where what it
-        needs failed."""
-        missing = [need for need in needs if getattr(self, need) is None]
-        if missing:
-            self.failures.append(f'{label}: not checked, as {missing[0]} is missing (see above)')
+    def check(self, label: str, step: Callable[[], None], after: str = '') -> None:
+        """Run one check, recording why it failed; where the check ``after`` it failed, it is
+        not run, and said so."""
+        if after and after not in self.passed:
+            self.failures.append(f'{label}: not checked, as the {after} check failed')
             return
         try:
             step()
         except CheckFailed as exc:
             self.failures.append(f'{label}: {exc}')
+        else:
+            self.passed.add(label)
 
     # The checks ---------------------------------------------------------------------------------
 
@@ -134,7 +135,9 @@ class Conformance:
         try:
             benchmark = benchmarks.named(self.name)
         except (BenchmarkError, ValueError) as exc:
-            raise CheckFailed(f'{exc} (is its distribution installed in this environment?)') from exc
+            raise CheckFailed(
+                f'{exc} (is its distribution installed in this environment?)'
+            ) from exc
         if not NAME.fullmatch(benchmark.name):
             raise CheckFailed(f'name {benchmark.name!r} is not lower-case letters, digits and _')
         if not benchmark.demo_datasets('data'):
@@ -152,12 +155,20 @@ class Conformance:
             written.append(_files(self.folder / copy))
         if not written[0]:
             raise CheckFailed(f'write_synthetic wrote no files to {self.folder / "data"}')
-        differ = sorted(k for k in written[0].keys() | written[1].keys() if written[0].get(k) != written[1].get(k))
+        differ = sorted(
+            k
+            for k in written[0].keys() | written[1].keys()
+            if written[0].get(k) != written[1].get(k)
+        )
         if differ:
-            raise CheckFailed(f'the same seed gave other bytes in {", ".join(differ)}: seed every random choice')
+            raise CheckFailed(
+                f'the same seed gave other bytes in {", ".join(differ)}: seed every random choice'
+            )
         lines, ok = self.benchmark.check_data(self.folder / 'data')
         if not ok:
-            raise CheckFailed('`lveval data check` refuses its own synthetic data: ' + ' | '.join(lines))
+            raise CheckFailed(
+                '`lveval data check` refuses its own synthetic data: ' + ' | '.join(lines)
+            )
 
     def configs(self) -> None:
         from mmengine.config import Config
@@ -183,10 +194,14 @@ class Conformance:
             raise CheckFailed(f'`lveval inputs --count-only` exits {code}: {_tail(printed, 4)}')
 
     def opencompass(self) -> None:
-        done = opencompass_run(self.config, self.folder)
+        # Its tasks see the modules this process sees: a benchmark on the path is found there.
+        path = os.pathsep.join(entry for entry in sys.path if entry)
+        done = opencompass_run(self.config, self.folder, env={'PYTHONPATH': path})
         runs = sorted((self.folder / 'out').glob('*/results'))
         if done.returncode != 0 or not runs:
-            raise CheckFailed(f'opencompass exits {done.returncode}: {_tail(done.stdout + done.stderr)}')
+            raise CheckFailed(
+                f'opencompass exits {done.returncode}: {_tail(done.stdout + done.stderr)}'
+            )
         self.run = runs[-1].parent
 
     def scores(self) -> None:
@@ -208,7 +223,9 @@ class Conformance:
                 headline.setdefault(model, []).append(result[benchmark.interval_metric])
         random = sum(headline['random-guess']) / len(abbrs)
         if random >= 100:
-            raise CheckFailed(f'the random baseline scores {random:.2f}: the metric takes any reply')
+            raise CheckFailed(
+                f'the random baseline scores {random:.2f}: the metric takes any reply'
+            )
 
     def summary(self) -> None:
         """OpenCompass's summary has a number for every row the benchmark's summary config
@@ -234,7 +251,9 @@ class Conformance:
             raise CheckFailed(f'`lveval report` exits {code}: {_tail(printed, 4)}')
         markdown = (out / 'long_context_report.md').read_text()
         if self.benchmark.title not in markdown:
-            raise CheckFailed(f'{out / "long_context_report.md"} has no {self.benchmark.title} table')
+            raise CheckFailed(
+                f'{out / "long_context_report.md"} has no {self.benchmark.title} table'
+            )
         if not list(out.glob(f'{self.name}*.png')):
             raise CheckFailed(f'no plot {self.name}*.png in {out}')
 
@@ -257,17 +276,17 @@ class Conformance:
     def all(self) -> list[str]:
         """Every check in order; the lines of those that failed."""
         self.check('registration', self.registration)
-        self.check('determinism', self.determinism, needs=('benchmark',))
-        self.check('configs', self.configs, needs=('benchmark',))
-        self.check('count-only', self.count_only, needs=('config',))
-        self.check('opencompass run', self.opencompass, needs=('config',))
+        self.check('determinism', self.determinism, after='registration')
+        self.check('configs', self.configs, after='registration')
+        self.check('count-only', self.count_only, after='configs')
+        self.check('opencompass run', self.opencompass, after='configs')
         for label, step in (
             ('scores', self.scores),
             ('summary', self.summary),
             ('report', self.report),
             ('leaderboard', self.board),
         ):
-            self.check(label, step, needs=('run',))
+            self.check(label, step, after='opencompass run')
         return self.failures
 
 

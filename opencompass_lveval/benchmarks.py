@@ -237,6 +237,17 @@ class Benchmark(ABC):
         a way of its own (Ada-LEval: extraction modes); each note is shown on the board."""
         return []
 
+    def level_order(self, names) -> list[str]:
+        """The distinct level names in its order (``GridBenchmark``: as declared)."""
+        from .sizes import level_key
+
+        return sorted(set(names), key=level_key)
+
+    def check_declaration(self) -> list[str]:
+        """What in its declaration the framework cannot use, one line each naming the attribute
+        and the fix; registration refuses a benchmark with any."""
+        return []
+
     def shown_sizes(self, sizes: Any) -> list[str]:
         """What a board shows of it (``board_sizes``), as short phrases for one line."""
         return list(sizes)
@@ -261,6 +272,10 @@ def _instance(loaded: Any, origin: str) -> Benchmark:
         value = getattr(benchmark, attribute, None)
         if not isinstance(value, str) or not value.strip():
             raise BenchmarkError(f'{origin} gives a benchmark whose {attribute} is {value!r}')
+    if problems := benchmark.check_declaration():
+        raise BenchmarkError(
+            f'{origin} gives a declaration that cannot be used: {"; ".join(problems)}'
+        )
     return benchmark
 
 

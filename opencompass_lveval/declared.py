@@ -82,6 +82,42 @@ class DeclaredBenchmark(GridBenchmark):
     def synthetic_records(self, task: str, size: str, count: int, seed: int) -> list[dict]:
         """``count`` seeded records of one cell, in the data file's format."""
 
+    # Registration ------------------------------------------------------------------------------
+
+    def check_declaration(self) -> list[str]:
+        """The grid's checks, then its own: a scorer, a data file per cell."""
+        where, problems = type(self).__name__, super().check_declaration()
+        own = type(self)
+        if own.score_reply is DeclaredBenchmark.score_reply:
+            if own.score_record is DeclaredBenchmark.score_record:
+                problems.append(
+                    f'{where} defines no scorer: define score_reply(reply, record) (every '
+                    'metric of one record) or score_record(prediction, answer) (the headline)'
+                )
+            elif len(self.metrics) > 1:
+                problems.append(
+                    f'{where}.score_record gives the headline only, but metrics has '
+                    f'{len(self.metrics)}: define score_reply(reply, record) returning each'
+                )
+        return problems + self._data_file_problems(where)
+
+    def _data_file_problems(self, where: str) -> list[str]:
+        try:
+            self.data_file.format(task='t', size='s')
+        except (AttributeError, IndexError, KeyError, ValueError) as exc:
+            return [
+                f'{where}.data_file {self.data_file!r} cannot be filled ({type(exc).__name__}: '
+                f'{exc}): only {{task}} and {{size}} are filled in'
+            ]
+        needed = ['{size}'] + (['{task}'] if len(set(self.tasks)) > 1 else [])
+        lacking = [field for field in needed if field not in self.data_file]
+        if lacking:
+            return [
+                f'{where}.data_file {self.data_file!r} lacks {" and ".join(lacking)}: every '
+                'cell needs a file of its own'
+            ]
+        return []
+
     # Cells and data ----------------------------------------------------------------------------
 
     def data_path(self, folder, task: str, size: str) -> Path:

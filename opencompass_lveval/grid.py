@@ -27,13 +27,27 @@ import re
 from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 from .benchmarks import Cell
 from .grid_tables import GridTables
-from .sizes import by_size, is_size
+from .sizes import by_size, is_size, is_whole, measure
 
 SCORE, DEPTH = 'score', 'depth'  # the per-record keys of the declared evaluator's details
+# Names end abbreviations, file names and JSON keys: what each kind may hold, said in refusals.
+_FORMS = {
+    'task': (re.compile(r'[A-Za-z0-9][A-Za-z0-9_.+-]*'), "letters, digits, '_', '.', '+', '-'"),
+    'level': (re.compile(r'[A-Za-z0-9][A-Za-z0-9.+-]*'), "letters, digits, '.', '+', '-' (no '_')"),
+    'metric': (re.compile(r'[A-Za-z][A-Za-z0-9_]*'), "a letter, then letters, digits, '_'"),
+}
+# Levels the tables use for averages; keys of a result or its details that are no metric.
+_RESERVED = {
+    'level': {'avg': 'the average column', 'all': 'the tidy rows of averages'},
+    'metric': dict.fromkeys(
+        ('details', 'provenance', 'error', 'pred', 'answer', DEPTH, 'example_abbr'),
+        'a key of every result or its details',
+    ),
+}
 
 
 class GridBenchmark(GridTables):
@@ -42,11 +56,27 @@ class GridBenchmark(GridTables):
 
     prefix: str
     tasks: tuple[str, ...]
-    sizes: tuple[str, ...] = ()  # its standard sizes; data at any other size runs the same way
+    sizes: tuple[str, ...] = ()
+    """Its levels, in its own order: names such as ``16k`` (a length) or ``75`` (what
+    ``level_unit`` counts); each ends its dataset abbreviations and file names, so letters,
+    digits, ``.``, ``+`` and ``-`` only. Data at another level runs the same way where its name
+    has the declared levels' form (``16k``-like, or a whole number)."""
+    level_unit: Optional[str] = None
+    """What its level names count, said after a number on axes and in tables (``pairs``,
+    ``documents``). Needed where levels are not named like ``16k``; without it, levels named so
+    are lengths in its length unit (``length_unit``)."""
+    level_tokens: dict[str, int] = {}
+    """A level's length in tokens, where the benchmark knows one: where a level has no place in
+    the declared order (one built later), it orders the levels."""
     headline_metric: str = 'score'  # the mean of the per-record scores
     score_field: str = SCORE  # per record in the evaluator's details: a number, or a bool
     score_scale: float = 1.0  # what makes a detail's score a percentage (100 for fractions)
     depth_field: Optional[str] = None  # the record's answer depth (0-1), where it has one
+    depth_bins: Union[int, tuple[float, ...], None] = 10
+    """The rows of its depth maps: a number of equal slices of the context (10: tenths), the
+    positions its records place answers at (``(0, 0.25, 0.5, 0.75, 1)``: a row each, a record
+    in the row of the nearest), or None: a row per distinct position in the data (to 0.1%;
+    tenths where there are more than 20)."""
     # What its tables call a task and a size ('dataset', 'level'), and its sizes as an axis.
     task_word: str = 'task'
     size_word: str = 'size'
@@ -84,6 +114,52 @@ class GridBenchmark(GridTables):
     def interval_metric(self) -> str:
         return self.headline_metric
 
+    # Registration -------------------------------------------------------------------------------
+
+    def check_declaration(self) -> list[str]:
+        """Names the framework cannot use (empty, repeated, or holding characters that break
+        abbreviations and file names), levels without their unit word, metrics the board or the
+        evaluator would lose; one line each, naming the attribute and the fix."""
+        where = type(self).__name__
+        problems = _names(f'{where}.name', (self.name,), 'task')
+        problems += _names(f'{where}.prefix', (getattr(self, 'prefix', ''),), 'task')
+        problems += _names(f'{where}.tasks', getattr(self, 'tasks', ()), 'task')
+        for task in dict.fromkeys(self.tasks if not problems else ()):
+            problems += _names(f'{where}.sizes ({task})', self.sizes_of(task), 'level')
+        if not problems and not self.levels():
+            problems.append(f"{where}.sizes is empty: declare its levels, e.g. ('2k', '4k')")
+        sized = all(is_size(level) for level in self.levels())
+        if not problems and not sized and not self.level_unit:
+            problems.append(
+                f'{where}.level_unit is not declared: its levels ({", ".join(self.levels())}) '
+                "are not lengths like 16k; declare what they count, e.g. level_unit = 'pairs'"
+            )
+        return problems + self._metric_problems(where)
+
+    def _metric_problems(self, where: str) -> list[str]:
+        headline, metrics = self.headline_metric, tuple(self.metrics)
+        problems = _names(f'{where}.metrics', metrics, 'metric', allowed=(headline,))
+        if SCORE in metrics and headline != SCORE:
+            problems.append(
+                f"{where}.metrics holds 'score', the details' key of the headline "
+                f'{headline!r}: rename it'
+            )
+        if headline not in metrics:
+            problems.append(
+                f'{where}.metrics {metrics} leaves out its headline_metric {headline!r}: list '
+                'it, or leave metrics out (default: the headline alone)'
+            )
+        for attribute, members in (('board_metrics', metrics), ('result_metrics', metrics)):
+            lacking = [m for m in members if m not in getattr(self, attribute)]
+            if lacking:
+                problems.append(
+                    f'{where}.{attribute} {tuple(getattr(self, attribute))} leaves out '
+                    f'{", ".join(map(repr, lacking))} of its metrics: without them the '
+                    'leaderboard and reports drop their tables; add them, or leave '
+                    f'{attribute} out (a declared benchmark derives it from metrics)'
+                )
+        return problems
+
     # Cells --------------------------------------------------------------------------------------
 
     def abbr(self, task: str, size: str) -> str:
@@ -91,9 +167,38 @@ class GridBenchmark(GridTables):
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
         found = re.fullmatch(rf'{re.escape(self.prefix)}_(.+)_([^_]+)', abbr)
-        if found and found[1] in self.tasks and is_size(found[2]):
+        if found and found[1] in self.tasks and self.is_level(found[2]):
             return found[1], found[2]
         return None
+
+    def levels(self) -> tuple[str, ...]:
+        """Its declared levels, each once, in its order (every task's)."""
+        return tuple(dict.fromkeys(size for task in self.tasks for size in self.sizes_of(task)))
+
+    def is_level(self, name: str) -> bool:
+        """A declared level, or a name of their form: ``16k``-like sizes where every declared
+        level is one, whole numbers where every declared level is one."""
+        declared = self.levels()
+        if name in declared:
+            return True
+        if all(is_size(level) for level in declared):
+            return is_size(name)
+        return all(is_whole(level) for level in declared) and is_whole(name)
+
+    def level_order(self, names) -> list[str]:
+        """The distinct level names in its order: sizes (``16k``) by size where every name is
+        one; otherwise the declared levels as declared, then the others by ``level_tokens``, or
+        by the number their name says, then by name."""
+        names, declared = set(names), self.levels()
+        if all(is_size(name) for name in (*names, *declared)):
+            return by_size(names)
+        rank = {name: number for number, name in enumerate(declared)}
+
+        def key(name: str) -> tuple:
+            size = self.level_tokens.get(name) or measure(name) or 0
+            return name not in rank, rank.get(name, 0), size, name
+
+        return sorted(names, key=key)
 
     def sizes_of(self, task: str) -> tuple[str, ...]:
         """A task's standard sizes."""
@@ -101,7 +206,9 @@ class GridBenchmark(GridTables):
 
     def _abbrs_by_size(self, task: str, abbrs) -> list[str]:
         """The abbreviations of ``task`` among ``abbrs``, smallest size first."""
-        sizes = by_size(c[1] for abbr in abbrs if (c := self.split_abbr(abbr)) and c[0] == task)
+        sizes = self.level_order(
+            c[1] for abbr in abbrs if (c := self.split_abbr(abbr)) and c[0] == task
+        )
         return [self.abbr(task, size) for size in sizes]
 
     # OpenCompass dataset configs ----------------------------------------------------------------
@@ -156,9 +263,11 @@ class GridBenchmark(GridTables):
             return [(task, size) for task in self.tasks for size in self.sizes_of(task)]
         present = {cell for abbr in abbrs if (cell := self.split_abbr(abbr))}
         if self.overall:
-            sizes = by_size(size for _, size in present)
+            sizes = self.level_order(size for _, size in present)
             return [(task, size) for task in self.tasks for size in sizes]
-        return [(t, s) for t in self.tasks for s in by_size(s for u, s in present if u == t)]
+        return [
+            (t, s) for t in self.tasks for s in self.level_order(s for u, s in present if u == t)
+        ]
 
     def _subset(self, cell: Cell):
         abbr = self.abbr(*cell)
@@ -167,7 +276,7 @@ class GridBenchmark(GridTables):
     def _summary_groups(self, cells: list[Cell], kinds=None) -> list[dict]:
         """Its summary groups over ``cells`` (kinds in ``summary_by`` order), empty ones left
         out."""
-        sizes = by_size(size for _, size in cells)
+        sizes = self.level_order(size for _, size in cells)
         grouped = [
             (g, [c for t in members for c in cells if c[0] == t])
             for g, members in self.task_groups.items()
@@ -226,33 +335,44 @@ class GridBenchmark(GridTables):
         except (KeyError, TypeError, IndexError):
             return None
 
-    def record_scores(self, result: dict) -> Optional[list[float]]:
-        """Per-record scores in percent from the details' ``score_field`` (True/False count 100
-        and 0); None unless every record has one of one kind."""
-        found = self._details(result, self.score_field)
+    def record_scores(self, result: dict, metric: Optional[str] = None) -> Optional[list[float]]:
+        """Per-record values in percent of ``metric`` (default the headline, read from the
+        details' ``score_field``; another metric from its own key): True/False count 100 and 0;
+        None unless every record has one of one kind."""
+        own = metric in (None, self.headline_metric)
+        found = self._details(result, self.score_field if own else metric)
         if found and all(isinstance(v, bool) for v in found):
             return [100.0 * v for v in found]
         if found and all(_is_number(v) for v in found):
-            return [self.score_scale * float(v) for v in found]
+            return [(self.score_scale if own else 1.0) * float(v) for v in found]
         return None
 
     def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
         found = self._details(result, DEPTH) if self.depth_field else None
         return [v if _is_number(v) else None for v in found] if found else None
 
-    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
-        """Per task, the score by answer depth and size, where records carry depths."""
+    def depth_maps(
+        self, results: dict[str, dict], scores: dict, depths: dict, metric_scores=None
+    ) -> list:
+        """Per metric and task, the metric by answer depth (rows: ``depth_bins``) and level,
+        where records carry depths; ``metric_scores`` holds the other metrics' per-record values
+        (metric -> abbr -> values) as ``scores`` holds the headline's."""
         from .report.depth import depth_map
 
         maps = []
-        for task in self.tasks:
-            columns = {
-                self.split_abbr(abbr)[1]: (scores[abbr], depths[abbr])
-                for abbr in self._abbrs_by_size(task, results)
-                if abbr in scores and abbr in depths
-            }
-            found = depth_map(f'{self.name}_score_by_answer_depth', task, columns)
-            maps += [found] if found else []
+        for metric in self.metrics:
+            found = scores if metric == self.headline_metric else (metric_scores or {}).get(metric)
+            for task in self.tasks:
+                columns = {
+                    self.split_abbr(abbr)[1]: (found[abbr], depths[abbr])
+                    for abbr in self._abbrs_by_size(task, results)
+                    if abbr in (found or {}) and abbr in depths
+                }
+                stem = f'{self.name}_{metric}_by_answer_depth'
+                one = depth_map(
+                    stem, task, columns, self.depth_bins, size_axis=self.axis_label(), metric=metric
+                )
+                maps += [one] if one else []
         return maps
 
     # The papers' numbers ------------------------------------------------------------------------
@@ -277,6 +397,26 @@ class GridBenchmark(GridTables):
                 if task and values:
                     cell = (task, line[column('size', 'size')])
                     yield line['model'], line['source'], cell, values
+
+
+def _names(where: str, names, kind: str, allowed=()) -> list[str]:
+    """What is wrong with a declared tuple of names of one kind (task, level, metric)."""
+    if isinstance(names, str) or not isinstance(names, (tuple, list)):
+        return [f'{where} is {names!r}, not a tuple of names: write ({names!r},)']
+    form, rule = _FORMS[kind]
+    problems, seen = [], set()
+    for name in names:
+        if not isinstance(name, str) or not name:
+            problems.append(f'{where} holds {name!r}: each {kind} needs a name')
+        elif not form.fullmatch(name):
+            problems.append(f'{where} holds {name!r}: a {kind} name is {rule}; rename it')
+        elif name in _RESERVED.get(kind, {}) and name not in allowed:
+            used = _RESERVED[kind][name]
+            problems.append(f'{where} holds {name!r}, which is {used}: rename it')
+        elif name in seen:
+            problems.append(f'{where} names {name!r} twice: name each {kind} once')
+        seen.add(name)
+    return problems
 
 
 def _is_number(value) -> bool:

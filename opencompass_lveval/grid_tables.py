@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Optional
 
 from .benchmarks import Benchmark, Cell
-from .sizes import by_size
 from .tables import PUBLISHED, BoardLine, BoardTable, Table, mean, result_value
 
 
@@ -89,7 +88,7 @@ class GridTables(Benchmark):
             return []
         return [
             (self.overall, size, [(task, size) for task in self.tasks])
-            for size in by_size({size for _, size in cells})
+            for size in self.level_order({size for _, size in cells})
         ]
 
     def board_sizes(self, rows: list, with_published: bool):
@@ -97,9 +96,9 @@ class GridTables(Benchmark):
         shown); otherwise task -> the sizes any row has a result at, for the tasks with any."""
         if self.overall:
             found = {size for row in rows for _, size in row.results.get(self.name, {})}
-            return by_size(found | (set(self.sizes) if with_published else set()))
+            return self.level_order(found | (set(self.sizes) if with_published else set()))
         found = {
-            task: by_size(
+            task: self.level_order(
                 {s for row in rows for t, s in row.results.get(self.name, {}) if t == task}
             )
             for task in self.tasks
@@ -193,7 +192,7 @@ class GridTables(Benchmark):
     def _grid_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
         from .report.plots import plot_lines
 
-        sizes = by_size(
+        sizes = self.level_order(
             c[1] for model in results.values() for a in model if (c := self.split_abbr(a))
         )
         found = self.report_samples(results, [self.abbr(t, s) for t in self.tasks for s in sizes])
@@ -355,7 +354,9 @@ class GridTables(Benchmark):
         said, not left as a row of dashes."""
         if row.kind != PUBLISHED or any(self.overall_value(row, s) is not None for s in sizes):
             return ''
-        found = by_size({s for t, s in row.results.get(self.name, {}) if t != self.overall})
+        found = self.level_order(
+            {s for t, s in row.results.get(self.name, {}) if t != self.overall}
+        )
         return f'no {self.overall} published; {self.task_word} scores at {", ".join(found)} (provenance)'
 
     def _groups_table(self, shown: list, sizes: list[str]) -> BoardTable:

@@ -126,13 +126,14 @@ def compare_rows(
 ) -> list[Comparison]:
     """Every cell either row has, then each benchmark's pooled averages (Overall by level)."""
     from .. import benchmarks
-    from ..sizes import parse_size
 
     found = []
     for benchmark in benchmarks.BENCHMARKS:
         records_a = row_a.records.get(benchmark.name, {})
         records_b = row_b.records.get(benchmark.name, {})
-        cells = sorted(set(records_a) | set(records_b), key=lambda c: (c[0], parse_size(c[1])))
+        cells = set(records_a) | set(records_b)
+        order = {size: n for n, size in enumerate(benchmark.level_order(c[1] for c in cells))}
+        cells = sorted(cells, key=lambda c: (c[0], order[c[1]]))
         differences = {}
         for cell in cells:
             values = [

@@ -10,7 +10,6 @@ from typing import Optional
 from .. import benchmarks
 from ..report.results import dataset_of
 from ..report.usage import INFERENCE_SUFFIX, UsageTotal, merge, read_inference_record
-from ..sizes import parse_size
 from ..tables import BoardLine, BoardTable
 
 
@@ -49,7 +48,7 @@ def usage_board_tables(rows: list) -> list[BoardTable]:
     tables = []
     for benchmark in benchmarks.BENCHMARKS:
         used = [row for row in rows if row.usage.get(benchmark.name)]
-        sizes = sorted({size for row in used for size in row.usage[benchmark.name]}, key=parse_size)
+        sizes = benchmark.level_order({size for row in used for size in row.usage[benchmark.name]})
         if not used:
             continue
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ReportError
-from ..sizes import parse_size
+from ..sizes import level_key
 from ..tables import Table, number
 from .results import dataset_of
 
@@ -150,7 +150,7 @@ def usage_tables(run: Path, labels: dict[str, str]) -> list[Table]:
     for model, cells in sorted(read_usage(run).items()):
         rows, grand = [], UsageTotal()
         for (title, level), total in sorted(
-            cells.items(), key=lambda c: (c[0][0], parse_size(c[0][1]))
+            cells.items(), key=lambda c: (c[0][0], level_key(c[0][1]))
         ):
             rows.append([title, level, *_values(total)])
             merge(grand, total)

@@ -43,7 +43,8 @@ class KVRetrieval(DeclaredBenchmark):
     name, title, prefix = 'kv_retrieval', 'KV retrieval', 'KV'
     tasks = ('retrieval',)
     sizes = ('75', '140', '300')
-    size_unit = 'pairs'
+    level_unit = 'pairs'
+    depth_bins = DEPTHS
     data_file = 'kv_{size}.jsonl'
     depth_field = 'depth'
     cut = None  # a cut JSON object is another task: the prompt is kept whole

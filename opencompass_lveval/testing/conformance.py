@@ -89,7 +89,9 @@ def _cli(*arguments: str) -> tuple[int, str]:
 
 
 def _tail(text: str, lines: int = 8) -> str:
-    return ' | '.join(line.strip() for line in text.strip().splitlines()[-lines:] if line.strip())
+    """The last ``lines`` lines that say something (a traceback's ``^^^`` markers left out)."""
+    kept = [line.strip() for line in text.splitlines() if line.strip().strip('^~')]
+    return ' | '.join(kept[-lines:])
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -97,8 +97,8 @@ class Benchmark(ABC):
     """What shared code asks of a benchmark. ``name`` keys its results everywhere (board rows,
     tidy CSV, JSON); ``title`` is how tables call it."""
 
-    name: str
-    title: str
+    name: str  # the key of its results: board rows, tidy CSV, JSON, file names
+    title: str  # how tables and messages call it: 'LV-Eval'
     # Its classes OpenCompass configs may name by string ('module:Class'): reachable as
     # ``opencompass_lveval.Class`` and registered by ``import opencompass_lveval.register``.
     classes: tuple[str, ...] = ()
@@ -107,8 +107,11 @@ class Benchmark(ABC):
     dataset_configs: tuple[str, ...] = ()
     # How its depth maps place a record, for the leaderboard page's legend ('' for none).
     depth_legend: str = ''
-    result_metrics: tuple[str, ...] = ('score',)  # what its evaluator reports, in percent
-    board_metrics: tuple[str, ...] = ('score',)  # the result metrics a leaderboard keeps
+    # What its evaluator reports, in percent (a declared benchmark: its ``metrics``).
+    result_metrics: tuple[str, ...] = ('score',)
+    # The result metrics a leaderboard keeps: its headline and other ``metrics`` among them, or
+    # the board drops their tables (registration refuses that; a declared benchmark: ``metrics``).
+    board_metrics: tuple[str, ...] = ('score',)
 
     # Data ----------------------------------------------------------------------------------------
 
@@ -154,12 +157,19 @@ class Benchmark(ABC):
     def tidy(self, row, sizes: Any) -> Iterator[tuple[str, str, str, str, Optional[float]]]:
         """(table, item, size, metric, value) for every number of a row: the tidy CSV."""
 
-    def record_scores(self, result: dict) -> Optional[list[float]]:
-        """Per-record scores in percent from a result's ``details``, whose mean is the metric a
-        board's intervals are about (``interval_metric``); None where the details lack them."""
+    def record_scores(self, result: dict, metric: Optional[str] = None) -> Optional[list[float]]:
+        """Per-record scores in percent from a result's ``details``, whose mean is ``metric``
+        (default the one a board's intervals are about, ``interval_metric``); None where the
+        details lack them."""
         return None
 
-    interval_metric: str = 'score'
+    interval_metric: str = 'score'  # the metric ``record_scores`` gives by default
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics it scores per record (``record_scores``), ``interval_metric`` among them:
+        each gets intervals and depth maps."""
+        return (self.interval_metric,)
 
     def pooled_cells(self, cells: list[Cell]) -> list[tuple[str, str, list[Cell]]]:
         """(item, size, member cells) of the averages it ranks by, each the unweighted mean of
@@ -176,9 +186,10 @@ class Benchmark(ABC):
         does not), for depth maps; None for datasets that get no depth map."""
         return None
 
-    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict, **others) -> list:
         """One model's depth maps (``report.depth.DepthMap``) from its results (abbr -> result),
-        per-record scores (abbr -> ``record_scores``) and depths (abbr -> ``record_depths``)."""
+        per-record scores (abbr -> ``record_scores``) and depths (abbr -> ``record_depths``);
+        ``metric_scores`` (metric -> abbr -> values) where it scores other ``metrics`` too."""
         return []
 
     def json_fields(self, row, sizes: Any) -> dict:

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
-from .benchmarks import mark_synthetic
+from .benchmarks import LengthUnit, mark_synthetic
 from .grid import GridBenchmark
+
+WORDS = LengthUnit('words', lambda text: len(text.split()))
 
 
 class DeclaredBenchmark(GridBenchmark):
@@ -27,12 +29,13 @@ class DeclaredBenchmark(GridBenchmark):
 
     demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
     demo_count: int = 10  # records per cell of the synthetic data
-    data_file: str = '{task}_{size}.jsonl'
+    data_file: str = '{task}_{size}.jsonl'  # a cell's JSON-lines file ({task}, {size} filled)
     input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
-    answer_field: str = 'answer'
-    prompt: str = '{context}\n\n{input}'
+    answer_field: str = 'answer'  # the record's answer: OpenCompass's reference
+    prompt: str = '{context}\n\n{input}'  # one user turn, the input fields filled in
     cut: Optional[str] = 'context'  # the field a middle cut may shorten
-    max_out_len: int = 32
+    max_out_len: int = 32  # generation length, in the model's tokens
+    depth_bins = None  # its depth maps' rows: the distinct positions of its data (``grid.py``)
 
     @property
     def result_metrics(self) -> tuple[str, ...]:
@@ -99,7 +102,7 @@ class DeclaredBenchmark(GridBenchmark):
                     f'{where}.score_record gives the headline only, but metrics has '
                     f'{len(self.metrics)}: define score_reply(reply, record) returning each'
                 )
-        return problems + self._data_file_problems(where)
+        return problems or self._data_file_problems(where)
 
     def _data_file_problems(self, where: str) -> list[str]:
         try:
@@ -120,7 +123,13 @@ class DeclaredBenchmark(GridBenchmark):
 
     # Cells and data ----------------------------------------------------------------------------
 
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """What ``lveval inputs --count-only`` counts its prompts in: words (whitespace-
+        separated); override to count otherwise (tokens of a tokenizer, characters)."""
+        return WORDS if self.split_abbr(abbr) else None
+
     def data_path(self, folder, task: str, size: str) -> Path:
+        """A cell's data file in ``folder``."""
         return Path(folder) / self.data_file.format(task=task, size=size)
 
     def _data_files(self, root: Path) -> list[tuple[str, Path]]:

@@ -54,8 +54,8 @@ class GridBenchmark(GridTables):
     """Results as cells (task, size) of a headline metric with per-record scores, presented
     alike. Dataset abbreviations are ``{prefix}_{task}_{size}``."""
 
-    prefix: str
-    tasks: tuple[str, ...]
+    prefix: str  # dataset abbreviations are ``{prefix}_{task}_{level}``
+    tasks: tuple[str, ...]  # its tasks, in the order tables list them
     sizes: tuple[str, ...] = ()
     """Its levels, in its own order: names such as ``16k`` (a length) or ``75`` (what
     ``level_unit`` counts); each ends its dataset abbreviations and file names, so letters,
@@ -112,6 +112,7 @@ class GridBenchmark(GridTables):
 
     @property
     def interval_metric(self) -> str:
+        """The headline: what ``record_scores`` gives by default."""
         return self.headline_metric
 
     # Registration -------------------------------------------------------------------------------
@@ -134,7 +135,7 @@ class GridBenchmark(GridTables):
                 f'{where}.level_unit is not declared: its levels ({", ".join(self.levels())}) '
                 "are not lengths like 16k; declare what they count, e.g. level_unit = 'pairs'"
             )
-        return problems + self._metric_problems(where)
+        return problems + self._metric_problems(where) + _depth_bins(where, self.depth_bins)
 
     def _metric_problems(self, where: str) -> list[str]:
         headline, metrics = self.headline_metric, tuple(self.metrics)
@@ -163,6 +164,7 @@ class GridBenchmark(GridTables):
     # Cells --------------------------------------------------------------------------------------
 
     def abbr(self, task: str, size: str) -> str:
+        """A cell's dataset abbreviation: ``{prefix}_{task}_{level}``."""
         return f'{self.prefix}_{task}_{size}'
 
     def split_abbr(self, abbr: str) -> Optional[Cell]:
@@ -269,9 +271,19 @@ class GridBenchmark(GridTables):
             (t, s) for t in self.tasks for s in self.level_order(s for u, s in present if u == t)
         ]
 
-    def _subset(self, cell: Cell):
+    def _summary_metrics(self) -> list[Optional[str]]:
+        """What its summary groups average: ``summary_metric`` (None: the dataset's first) where
+        it scores one metric; each of its ``metrics`` otherwise."""
+        return [self.summary_metric] if len(self.metrics) == 1 else list(self.metrics)
+
+    def _subset(self, cell: Cell, metric: Optional[str]):
         abbr = self.abbr(*cell)
-        return [abbr, self.summary_metric] if self.summary_metric else abbr
+        return [abbr, metric] if metric else abbr
+
+    def _group_name(self, name: str, metric: Optional[str]) -> str:
+        """``{prefix}_{name}``; a metric besides the headline adds ``_{metric}``."""
+        own = metric in (None, self.summary_metric, self.headline_metric)
+        return f'{self.prefix}_{name}' if own else f'{self.prefix}_{name}_{metric}'
 
     def _summary_groups(self, cells: list[Cell], kinds=None) -> list[dict]:
         """Its summary groups over ``cells`` (kinds in ``summary_by`` order), empty ones left
@@ -289,7 +301,11 @@ class GridBenchmark(GridTables):
             'task': [(task, [c for c in cells if c[0] == task]) for task in self.tasks],
         }
         return [
-            {'name': f'{self.prefix}_{name}', 'subsets': [self._subset(c) for c in members]}
+            {
+                'name': self._group_name(name, metric),
+                'subsets': [self._subset(c, metric) for c in members],
+            }
+            for metric in self._summary_metrics()
             for kind in kinds or self.summary_by
             for name, members in found[kind]
             if members
@@ -300,7 +316,7 @@ class GridBenchmark(GridTables):
         rows: list = [group['name'] for group in groups]
         for cell in cells:
             abbr = self.abbr(*cell)
-            metrics = self.summary_cell_metrics
+            metrics = self.summary_cell_metrics or (self.metrics if len(self.metrics) > 1 else ())
             rows += [[abbr, metric] for metric in metrics] if metrics else [abbr]
         return rows
 
@@ -417,6 +433,25 @@ def _names(where: str, names, kind: str, allowed=()) -> list[str]:
             problems.append(f'{where} names {name!r} twice: name each {kind} once')
         seen.add(name)
     return problems
+
+
+def _depth_bins(where: str, bins) -> list[str]:
+    """What is wrong with a declared ``depth_bins``: a count from 1, positions from 0 to 1 in
+    increasing order, or None."""
+    if bins is None or (isinstance(bins, int) and not isinstance(bins, bool) and bins >= 1):
+        return []
+    if (
+        isinstance(bins, (tuple, list))
+        and bins
+        and all(_is_number(p) and 0 <= p <= 1 for p in bins)
+        and all(a < b for a, b in zip(bins, bins[1:]))
+    ):
+        return []
+    return [
+        f'{where}.depth_bins {bins!r} is no number of rows from 1 and no positions from 0 to 1 '
+        'in increasing order: declare e.g. 10 (tenths) or (0, 0.25, 0.5, 0.75, 1), or None '
+        "(the data's positions)"
+    ]
 
 
 def _is_number(value) -> bool:

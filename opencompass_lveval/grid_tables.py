@@ -34,16 +34,19 @@ class GridTables(Benchmark):
         cell = row.results.get(self.name, {}).get((task, size), {})
         return cell.get(metric or self.headline_metric)
 
-    def samples(self, row, task: str, size: str):
-        """A measured cell's bootstrap distribution (the board attaches them), else None."""
-        return row.samples.get(self.name, {}).get((task, size))
+    def samples(self, row, task: str, size: str, metric: Optional[str] = None):
+        """A measured cell's bootstrap distribution of ``metric`` (default the headline; the
+        board attaches them), else None."""
+        if metric in (None, self.headline_metric):
+            return row.samples.get(self.name, {}).get((task, size))
+        return row.metric_samples.get(self.name, {}).get(metric, {}).get((task, size))
 
-    def pooled_interval(self, row, cells: list[Cell]):
+    def pooled_interval(self, row, cells: list[Cell], metric: Optional[str] = None):
         """The interval of the unweighted mean of the cells, each resampled within itself; none
         for published rows (no per-record scores)."""
         from .intervals import interval, pooled
 
-        return interval(pooled(self.samples(row, task, size) for task, size in cells))
+        return interval(pooled(self.samples(row, task, size, metric) for task, size in cells))
 
     def overall_value(self, row, size: str, metric: Optional[str] = None) -> Optional[float]:
         """A published row's Overall as published; a measured row's, the mean over every task at
@@ -57,11 +60,13 @@ class GridTables(Benchmark):
         return mean([self.overall_value(row, size, metric) for size in sizes])
 
     def group_cells(self, group: str, sizes: list[str]) -> list[Cell]:
+        """The cells of a task group at ``sizes``."""
         return [(task, size) for task in self.task_groups[group] for size in sizes]
 
-    def group_value(self, row, group: str, sizes: list[str]) -> Optional[float]:
+    def group_value(self, row, group: str, sizes: list[str], metric=None) -> Optional[float]:
         """The mean over a task group's tasks and ``sizes``, only where all are present."""
-        return mean([self.value(row, task, size) for task, size in self.group_cells(group, sizes)])
+        cells = self.group_cells(group, sizes)
+        return mean([self.value(row, task, size, metric) for task, size in cells])
 
     def rated(self, row) -> bool:
         """Whether a row holds the rated note metric (an LLM judge's score) anywhere."""
@@ -124,8 +129,11 @@ class GridTables(Benchmark):
         return list(found.values())
 
     def axis_label(self, detailed: bool = False) -> str:
-        """Its sizes as a plot's axis, with the units of its lengths: ``length level (words /
+        """Its sizes as a plot's axis, with what its levels count (``level_unit``: ``number of
+        pairs (pairs)``) or else the units of its lengths: ``length level (words /
         characters)``; ``detailed`` says which texts each unit is for (``English words``)."""
+        if self.level_unit:
+            return f'{self.size_name} ({self.level_unit})'
         units = [
             f'{unit.texts} {unit.name}' if detailed and unit.texts else unit.name
             for unit in self.length_units()
@@ -137,42 +145,53 @@ class GridTables(Benchmark):
     def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
         """With an Overall, every model's grid and the Overall by size; otherwise, per task, the
         headline metric by size for every model. Intervals on every number, plots with error
-        bars, then the benchmark's own tables."""
-        if self.overall:
-            return self._grid_report(results, out)
-        return self._task_report(results, out)
+        bars, then the benchmark's own tables; the same for each of its other ``metrics``."""
+        tables, plots = [], []
+        for metric in self.metrics:
+            if self.overall:
+                found = self._grid_report(results, out, metric)
+            else:
+                found = self._task_report(results, out, metric)
+            tables += found[0]
+            plots += found[1]
+        return tables, plots
 
     def own_report_tables(self, results: dict, sizes: list[str]) -> list[Table]:
         """Tables of its own after a grid report's (LV-Eval's LLM judge)."""
         return []
 
-    def report_samples(self, results: dict[str, dict[str, dict]], abbrs) -> dict:
-        """(name, task, size) -> model -> the bootstrap distribution of its cell, keyed as the
-        board's so that a cell has the same interval in every table."""
+    def report_samples(self, results: dict[str, dict[str, dict]], abbrs, metric=None) -> dict:
+        """(name, task, size) -> model -> the bootstrap distribution of its cell's ``metric``
+        (default the headline), keyed as the board's so that a cell has the same interval in
+        every table."""
         from .intervals import bootstrap_cells
 
         cells = {
             (self.name, *self.split_abbr(abbr)): {
                 model: scores
                 for model, found in results.items()
-                if (scores := self.record_scores(found.get(abbr, {})))
+                if (scores := self.record_scores(found.get(abbr, {}), metric))
             }
             for abbr in abbrs
         }
         return bootstrap_cells(cells)
 
-    def _task_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
+    def _stem(self, stem: str, metric: str) -> str:
+        """A table's file stem: the headline's as it always was, another metric's after it."""
+        return stem if metric == self.headline_metric else f'{stem}_{metric}'
+
+    def _task_report(self, results: dict, out: Path, metric: str) -> tuple[list[Table], list]:
         from .intervals import interval
         from .report.plots import plot_lines
 
-        tables, plots, metric = [], [], self.headline_metric
+        tables, plots = [], []
         every = {abbr for found in results.values() for abbr in found}
         for task in self.tasks:
             abbrs = self._abbrs_by_size(task, every)
             if not abbrs:
                 continue
             sizes = [self.split_abbr(abbr)[1] for abbr in abbrs]
-            samples = self.report_samples(results, abbrs)
+            samples = self.report_samples(results, abbrs, metric)
             values = {m: [result_value(f, a, metric) for a in abbrs] for m, f in results.items()}
             errors = {
                 m: [interval(samples.get((self.name, task, s), {}).get(m)) for s in sizes]
@@ -181,7 +200,8 @@ class GridTables(Benchmark):
             title = f'{self.title} {task}: {metric} by {self.size_word}'
             rows = [[model, *found] for model, found in values.items()]
             bounds = [[None, *errors[model]] for model in values]
-            tables.append(Table(title, f'{self.name}_{task}', ['model', *sizes], rows, bounds))
+            stem = self._stem(f'{self.name}_{task}', metric)
+            tables.append(Table(title, stem, ['model', *sizes], rows, bounds))
             path = out / f'{self.name}_{task}_{metric}.png'
             plot_lines(
                 path, title, sizes, values, self.axis_label(True), f'{metric} (%)', errors=errors
@@ -189,20 +209,21 @@ class GridTables(Benchmark):
             plots.append(path)
         return tables, plots
 
-    def _grid_report(self, results: dict, out: Path) -> tuple[list[Table], list]:
+    def _grid_report(self, results: dict, out: Path, metric: str) -> tuple[list[Table], list]:
         from .report.plots import plot_lines
 
         sizes = self.level_order(
             c[1] for model in results.values() for a in model if (c := self.split_abbr(a))
         )
-        found = self.report_samples(results, [self.abbr(t, s) for t in self.tasks for s in sizes])
+        cells = [self.abbr(t, s) for t in self.tasks for s in sizes]
+        found = self.report_samples(results, cells, metric)
         tables, averages, errors = [], {}, {}
         for model, model_results in results.items():
 
             def samples(task: str, size: str, model=model):
                 return found.get((self.name, task, size), {}).get(model)
 
-            if table := self._model_table(model, model_results, sizes, samples):
+            if table := self._model_table(model, model_results, sizes, samples, metric):
                 tables.append(table)
                 averages[model] = table.rows[-1][1 : 1 + len(sizes)]
                 errors[model] = table.intervals[-1][1 : 1 + len(sizes)]
@@ -211,8 +232,8 @@ class GridTables(Benchmark):
         header = ['model', *sizes, 'avg']
         rows = [[m, *row, mean(row)] for m, row in averages.items()]
         intervals = [[None, *errors[m], t.intervals[-1][-1]] for m, t in zip(averages, tables)]
-        stem = f'{self.name}_{self.size_word}s'
-        title = f'{self.title} average score by {self.size_name}'
+        stem = self._stem(f'{self.name}_{self.size_word}s', metric)
+        title = f'{self.title} average {metric} by {self.size_name}'
         tables.insert(0, Table(title, stem, header, rows, intervals))
         path = out / f'{stem}.png'
         plot_lines(
@@ -222,18 +243,19 @@ class GridTables(Benchmark):
             sizes,
             averages,
             self.axis_label(detailed=True),
-            'average score (%)',
+            f'average {metric} (%)',
             errors=errors,
         )
-        return tables + self.own_report_tables(results, sizes), [path]
+        own = self.own_report_tables(results, sizes) if metric == self.headline_metric else []
+        return tables + own, [path]
 
-    def _model_table(self, model: str, results: dict, sizes: list[str], samples):
+    def _model_table(self, model: str, results: dict, sizes: list[str], samples, metric: str):
         """Every task, task group and the average by size for one model, with the intervals: a
         task's over its records, an average's resampled within each task."""
         from .intervals import interval, pooled
 
         grid = {
-            task: [result_value(results, self.abbr(task, s), self.headline_metric) for s in sizes]
+            task: [result_value(results, self.abbr(task, s), metric) for s in sizes]
             for task in self.tasks
         }
         if all(v is None for row in grid.values() for v in row):
@@ -258,7 +280,9 @@ class GridTables(Benchmark):
                 ]
             )
         header = [self.task_word, *sizes, 'avg']
-        return Table(f'{self.title}, {model}', f'{self.name}_{model}', header, rows, intervals)
+        title = f'{self.title}, {model}' + ('' if metric == self.headline_metric else f': {metric}')
+        stem = self._stem(f'{self.name}_{model}', metric)
+        return Table(title, stem, header, rows, intervals)
 
     # The leaderboard ----------------------------------------------------------------------------
 
@@ -269,7 +293,7 @@ class GridTables(Benchmark):
     def board_tables(self, rows: list, sizes) -> list[BoardTable]:
         """With an Overall: the Overall by size (the board's headline) and the task groups. Then
         its own tables, then one table per task: the headline metric by size with intervals, the
-        note metric in brackets."""
+        note metric in brackets. Then the same for each of its other ``metrics``."""
         shown = [row for row in rows if row.results.get(self.name)]
         if self.overall and not (shown and sizes):
             return []
@@ -281,37 +305,52 @@ class GridTables(Benchmark):
         notes = self.board_note_metric is not None and (
             not self.board_note_rated or any(r.kind != PUBLISHED and self.rated(r) for r in shown)
         )
-        return tables + [
+        tables += [
             self._task_table(task, task_sizes, shown, notes)
             for task, task_sizes in self._by_task(sizes).items()
         ]
+        for metric in self.metrics:
+            if metric != self.headline_metric:
+                tables += [self._overall_table(shown, sizes, metric)] if self.overall else []
+                tables += [
+                    self._task_table(task, task_sizes, shown, False, metric)
+                    for task, task_sizes in self._by_task(sizes).items()
+                ]
+        return tables
 
     def _interval_note(self, rows: list) -> str:
         from .intervals import NOTE, resamples_in
 
         return NOTE.format(resamples=resamples_in(rows, self.name))
 
-    def _task_table(self, task: str, sizes: list[str], shown: list, notes: bool) -> BoardTable:
-        """One task by size; every row of a grid, the rows that ran it otherwise."""
+    def _task_table(
+        self, task: str, sizes: list[str], shown: list, notes: bool, metric: Optional[str] = None
+    ) -> BoardTable:
+        """One task by size of ``metric`` (default the headline); every row of a grid, the rows
+        that ran it otherwise."""
         from .intervals import interval
 
+        own = metric in (None, self.headline_metric)
+        metric = metric or self.headline_metric
         lines = [
             BoardLine(
                 row,
-                [self.value(row, task, size) for size in sizes],
+                [self.value(row, task, size, metric) for size in sizes],
                 [self.value(row, task, s, self.board_note_metric) for s in sizes]
                 if notes
                 else None,
-                intervals=[interval(self.samples(row, task, size)) for size in sizes],
+                intervals=[interval(self.samples(row, task, size, metric)) for size in sizes],
             )
             for row in shown
             if self.overall or any(t == task for t, _ in row.results.get(self.name, {}))
         ]
-        title = self.board_title.format(title=self.title, task=task, metric=self.headline_metric)
+        title = self.board_title.format(title=self.title, task=task, metric=metric)
+        if not own and '{metric}' not in self.board_title:
+            title += f': {metric}'
         if notes and self.board_note_rated:
             title += f' ({self.board_note_label} in brackets)'
         return BoardTable(
-            f'{self.name}-{task}',
+            f'{self.name}-{task}' + ('' if own else f'-{metric}'),
             title,
             sizes,
             lines,
@@ -320,30 +359,39 @@ class GridTables(Benchmark):
             note_label=self.board_note_label if notes else '',
             note='' if self.overall else self._interval_note(shown),
             axis=self.axis_label(),
+            metric=metric,
         )
 
-    def _overall_table(self, shown: list, sizes: list[str]) -> BoardTable:
-        every = len(self.tasks)
+    def _overall_table(
+        self, shown: list, sizes: list[str], metric: Optional[str] = None
+    ) -> BoardTable:
+        """The Overall by size of ``metric``: the headline's is the board's main table."""
+        every, own = len(self.tasks), metric in (None, self.headline_metric)
+        metric = metric or self.headline_metric
         return BoardTable(
-            self.name,
-            f'{self.title}: {self.overall} by {self.size_name}',
+            self.name if own else f'{self.name}-{metric}',
+            f'{self.title}: {self.overall} by {self.size_name}' + ('' if own else f': {metric}'),
             [*sizes, 'avg'],
             [
                 BoardLine(
                     row,
-                    [self.overall_value(row, s) for s in sizes] + [self.average_value(row, sizes)],
-                    remark=self._absent_overall(row, sizes),
-                    intervals=[self.pooled_interval(row, self._size_cells([s])) for s in sizes]
-                    + [self.pooled_interval(row, self._size_cells(sizes))],
+                    [self.overall_value(row, s, metric) for s in sizes]
+                    + [self.average_value(row, sizes, metric)],
+                    remark=self._absent_overall(row, sizes) if own else '',
+                    intervals=[
+                        self.pooled_interval(row, self._size_cells([s]), metric) for s in sizes
+                    ]
+                    + [self.pooled_interval(row, self._size_cells(sizes), metric)],
                 )
                 for row in shown
             ],
-            headline=True,
+            headline=own,
             plotted=len(sizes),
             note=f'{self.overall} at a {self.size_word} is the unweighted mean of the {every} '
             f'{self.task_word}s there, given only where all {every} have a result. '
             + self._interval_note(shown),
             axis=self.axis_label(),
+            metric=metric,
         )
 
     def _size_cells(self, sizes: list[str]) -> list[Cell]:
@@ -388,28 +436,30 @@ class GridTables(Benchmark):
 
         rated = self.board_note_metric if self.board_note_rated else None
         if self.overall:
-            yield from self._average_rows(row, sizes)
+            for metric in self.metrics:
+                yield from self._average_rows(row, sizes, metric)
         for task, shown in self._by_task(sizes).items():
             table = self.task_word if self.overall else task
             for size in shown:
                 for metric, value in row.results.get(self.name, {}).get((task, size), {}).items():
                     if metric != rated:
-                        found = self.samples(row, task, size)
-                        bounds = interval(found) if metric == self.headline_metric else None
+                        found = self.samples(row, task, size, metric)
+                        bounds = interval(found) if metric in self.metrics else None
                         yield table, task, size, metric, value, bounds
         if rated and self.rated(row):
             yield from self._rated_rows(row, sizes)
 
-    def _average_rows(self, row, sizes: list[str]) -> Iterator[tuple]:
-        every, metric = f'all {self.task_word}s', self.headline_metric
+    def _average_rows(self, row, sizes: list[str], metric: str) -> Iterator[tuple]:
+        every = f'all {self.task_word}s'
         for size in sizes:
-            found = self.pooled_interval(row, self._size_cells([size]))
-            yield 'overall', every, size, metric, self.overall_value(row, size), found
-        found = self.pooled_interval(row, self._size_cells(sizes))
-        yield 'overall', every, 'avg', metric, self.average_value(row, sizes), found
+            found = self.pooled_interval(row, self._size_cells([size]), metric)
+            yield 'overall', every, size, metric, self.overall_value(row, size, metric), found
+        found = self.pooled_interval(row, self._size_cells(sizes), metric)
+        yield 'overall', every, 'avg', metric, self.average_value(row, sizes, metric), found
         for group in self.task_groups:
-            found = self.pooled_interval(row, self.group_cells(group, sizes))
-            yield 'group', group, 'all', metric, self.group_value(row, group, sizes), found
+            found = self.pooled_interval(row, self.group_cells(group, sizes), metric)
+            value = self.group_value(row, group, sizes, metric)
+            yield 'group', group, 'all', metric, value, found
 
     def _rated_rows(self, row, sizes) -> Iterator[tuple]:
         metric = self.board_note_metric

@@ -9,9 +9,10 @@ import random
 import re
 from pathlib import Path
 
-from opencompass_lveval.benchmarks import BUILD_OUTPUT, BuildKind, LengthUnit, argument
+from opencompass_lveval.benchmarks import BUILD_OUTPUT, BuildKind, argument
+from opencompass_lveval.commands.arguments import COUNT, SIZES, argument_type
 from opencompass_lveval.declared import DeclaredBenchmark
-from opencompass_lveval.sizes import parse_size, parse_sizes
+from opencompass_lveval.sizes import parse_size
 
 INSTRUCTION = (
     'There is an important info hidden inside a lot of irrelevant text. Find it and memorize '
@@ -21,7 +22,6 @@ FILLER = 'The grass is green. The sky is blue. The sun is yellow. Here we go. Th
 NEEDLE = 'The pass key is {key}. Remember it. {key} is the pass key.'
 QUESTION = 'What is the pass key? The pass key is'
 DEPTHS = tuple(round(0.05 + 0.1 * i, 2) for i in range(10))  # the middle of each tenth
-WORDS = LengthUnit('words', lambda text: len(text.split()))  # what its sizes count
 
 
 def passkey_record(words: int, depth: float, rng: random.Random) -> dict:
@@ -60,12 +60,12 @@ class Passkey(DeclaredBenchmark):
     data_file = 'passkey_{size}.jsonl'
     sizes = ('2k', '4k')
     depth_field = 'depth'
+    depth_bins = (
+        10  # its depth maps' rows: the tenths of the context (its DEPTHS are their middles)
+    )
     prompt = '{context}\n\n{input}'
     max_out_len = 16
     depth_legend = 'for Passkey the tenth of the context where the key first occurs'
-
-    def length_unit(self, abbr: str):
-        return WORDS if self.split_abbr(abbr) else None
 
     def score_record(self, prediction: str, answer) -> float:
         first = re.search(r'\d+', prediction)
@@ -82,9 +82,9 @@ class Passkey(DeclaredBenchmark):
             'passkey': BuildKind(
                 'passkey files at any length (words) and depths',
                 (
-                    argument('--sizes', type=parse_sizes, default=list(self.sizes)),
-                    argument('--depths', type=_depths, default=DEPTHS),
-                    argument('--count', type=int, default=20, help='records per size'),
+                    argument('--sizes', type=SIZES, default=list(self.sizes)),
+                    argument('--depths', type=argument_type(_depths, 'depths'), default=DEPTHS),
+                    argument('--count', type=COUNT, default=20, help='records per size'),
                     *BUILD_OUTPUT,
                 ),
                 self.build,

@@ -208,7 +208,7 @@ class AdaLEval(GridBenchmark):
     def keeps_variant(self, abbr: str) -> bool:
         return tables.is_position_variant(abbr)
 
-    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict) -> list:
+    def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict, **others) -> list:
         return tables.depth_maps(results, scores)
 
     def report(self, results: dict[str, dict[str, dict]], out: Path):

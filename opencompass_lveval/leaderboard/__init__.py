@@ -46,6 +46,7 @@ def write_leaderboard(
 def depth_maps(board: Board) -> list:
     """(row label, map) for every measured row's depth maps, from the records each row kept."""
     from .. import benchmarks
+    from ..report import extra_metrics, metric_scores
 
     maps = []
     for row in board.rows:
@@ -57,5 +58,12 @@ def depth_maps(board: Board) -> list:
             results = {r.dataset: r.values for r in found}
             scores = {r.dataset: r.scores for r in found if r.scores}
             depths = {r.dataset: r.depths for r in found if r.depths}
-            maps += [(row.label, m) for m in benchmark.depth_maps(results, scores, depths)]
+            others = {
+                metric: {
+                    r.dataset: r.metric_scores[metric] for r in found if metric in r.metric_scores
+                }
+                for metric in extra_metrics(benchmark)
+            }
+            found_maps = benchmark.depth_maps(results, scores, depths, **metric_scores(others))
+            maps += [(row.label, m) for m in found_maps]
     return maps

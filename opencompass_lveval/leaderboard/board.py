@@ -42,6 +42,8 @@ class Row:
     records: dict[str, dict[tuple[str, str], Result]] = field(default_factory=dict)
     # benchmark name -> (task, size) -> bootstrap distribution of the cell's mean (``intervals``)
     samples: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict)
+    # benchmark name -> metric -> (task, size) -> the same for a metric besides the headline
+    metric_samples: dict[str, dict[str, dict[tuple[str, str], Any]]] = field(default_factory=dict)
     # benchmark name -> variant dataset abbr -> its result (``Benchmark.keeps_variant``)
     variants: dict[str, dict[str, Result]] = field(default_factory=dict)
     # benchmark name -> size -> what the results shown cost to run (``usage.py``)
@@ -222,14 +224,23 @@ def attach_samples(rows: list[Row], resamples: int = RESAMPLES, seed: int = SEED
     """Every measured cell's bootstrap distribution on its row (``Row.samples``), all rows of a
     cell resampled together; published rows have no per-record scores and get none."""
     cells: dict[tuple, dict[int, np.ndarray]] = {}
+    others: dict[str, dict[tuple, dict[int, np.ndarray]]] = {}
     for number_, row in enumerate(rows):
         for name, by_cell in row.records.items():
             for cell, result in by_cell.items():
                 if result.scores:
                     cells.setdefault((name, *cell), {})[number_] = np.asarray(result.scores)
+                for metric, scores in result.metric_scores.items():
+                    found = others.setdefault(metric, {}).setdefault((name, *cell), {})
+                    found[number_] = np.asarray(scores)
     for (name, *cell), by_row in bootstrap_cells(cells, resamples, seed).items():
         for number_, distribution in by_row.items():
             rows[number_].samples.setdefault(name, {})[tuple(cell)] = distribution
+    for metric, metric_cells in others.items():  # the same resamples: keyed by the same cells
+        for (name, *cell), by_row in bootstrap_cells(metric_cells, resamples, seed).items():
+            for number_, distribution in by_row.items():
+                by_metric = rows[number_].metric_samples.setdefault(name, {})
+                by_metric.setdefault(metric, {})[tuple(cell)] = distribution
 
 
 def _label(rows: list[Row]) -> None:

@@ -47,7 +47,7 @@ tr.incomplete td.status { color: #b00; }
 .badge { font-size: 0.75em; background: #e0c68a; border-radius: 3px; padding: 0 0.3em; }
 details { text-align: left; font-size: 0.85em; }
 th.sorted-desc::after { content: " \\25BC"; } th.sorted-asc::after { content: " \\25B2"; }
-td[data-interval]::after { content: " " attr(data-interval); font-size: 0.75em; color: #777; }
+span.interval { font-size: 0.75em; color: #777; }
 table.depthmap td { width: 3.2em; text-align: center; font-size: 0.8em; }
 """
 
@@ -94,6 +94,12 @@ def _value(value: Optional[float]) -> str:
     return '' if value is None else f'{value:.4f}'
 
 
+def _interval(found) -> str:
+    """A cell's interval as text of the cell, after its value: read on the page and by
+    anything that reads the page's text, not only shown on hover."""
+    return f' <span class="interval">{escape(interval_text(found).strip())}</span>' if found else ''
+
+
 def _provenance(row: Row) -> str:
     items = ''.join(
         f'<dt>{escape(key)}</dt><dd>{escape(", ".join(v) if isinstance(v, list) else str(v))}</dd>'
@@ -132,7 +138,7 @@ def _table(table: BoardTable, first: bool) -> str:
             f'<td data-value="{_value(v)}"'
             + (f' data-interval="{escape(interval_text(i).strip())}"' if i else '')
             + (f' title="{escape(table.note_label)}: {cell(n)}"' if table.note_label else '')
-            + f'>{cell(v)}</td>'
+            + f'>{cell(v)}{_interval(i)}</td>'
             for v, n, i in zip(line.values, notes, intervals)
         )
         extra = (
@@ -210,7 +216,7 @@ def _plot(table: BoardTable) -> str:
         f'<text x="{left + inner_w / 2}" y="{height - 4}" font-size="11" '
         f'text-anchor="middle">{escape(table.axis)}</text>'
         f'<text transform="translate(12,{top + inner_h / 2:.0f}) rotate(-90)" font-size="11" '
-        'text-anchor="middle">score (%)</text></svg>'
+        f'text-anchor="middle">{escape(table.metric)} (%)</text></svg>'
     )
     return '<figure>' + ''.join(parts) + '</figure>'
 
@@ -275,17 +281,23 @@ def _depth_map(label: str, found) -> str:
     )
 
 
-def _depth_legends() -> str:
-    """Each benchmark's way of placing a record: ``for LV-Eval the tenth of the context...``."""
-    return ', '.join(b.depth_legend for b in benchmarks.BENCHMARKS if b.depth_legend)
+def _depth_legends(names) -> str:
+    """The way each benchmark named (those on the board) places a record: ``for LV-Eval the
+    tenth of the context...``."""
+    return ', '.join(
+        b.depth_legend for b in benchmarks.BENCHMARKS if b.depth_legend and b.name in names
+    )
 
 
-def depth_section(maps: list[tuple[str, object]]) -> str:
+def depth_section(maps: list[tuple[str, object]], names=None) -> str:
+    """The rows' depth maps, with the legends of the benchmarks ``names`` (those the board
+    shows; default every one)."""
     if not maps:
         return ''
+    names = names or {b.name for b in benchmarks.BENCHMARKS}
     return (
         '<h2 id="depth-maps">Score by where the answer is</h2><p>Mean score (%) by where the '
-        f'answer sits, by length: {_depth_legends()}; empty where no record falls. Hover a '
+        f'answer sits, by length: {_depth_legends(names)}; empty where no record falls. Hover a '
         'cell for its record count.</p>'
         + ''.join(_depth_map(label, found) for label, found in maps)
     )
@@ -316,7 +328,7 @@ def page(
         f'<title>Long-context leaderboard</title><style>{STYLE}</style></head><body>'
         f'<h1>Long-context leaderboard</h1><p>Generated {escape(generated)}. {escape(INTRO)}</p>'
         + ''.join(_table(table, number == 0) for number, table in enumerate(ordered))
-        + depth_section(maps or [])
+        + depth_section(maps or [], {name for name, sizes in board.sizes.items() if sizes})
         + missing
         + (f'<h2>Conflicts</h2><ul>{conflicts}</ul>' if conflicts else '')
         + f'<script>{SCRIPT}</script></body></html>\n'

@@ -36,6 +36,8 @@ class Result:
     depths: Optional[list] = None  # per record, where its answer is (``record_depths``)
     # per record, which record of the data it is (``record_ids``), in the order of ``scores``
     record_ids: Optional[list[str]] = None
+    # metric -> per-record values (%) of each metric scored per record besides the headline
+    metric_scores: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -173,6 +175,7 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                     if plain or benchmark.keeps_variant(dataset):
                         result.scores = benchmark.record_scores(values)
                         result.record_ids = record_ids(values)
+                        result.metric_scores = _metric_scores(benchmark, values)
                     if not plain:
                         continue
                     key = (dataset, result.provenance.get('data_fingerprint'))
@@ -182,6 +185,16 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                 results.append(result)
     models, asked = _read_configs(folder)
     return Run(folder, results, models, asked)
+
+
+def _metric_scores(benchmark, values: dict) -> dict[str, list[float]]:
+    """Each metric's per-record values besides the headline, where the details hold them."""
+    return {
+        metric: found
+        for metric in benchmark.metrics
+        if metric != benchmark.interval_metric
+        and (found := benchmark.record_scores(values, metric)) is not None
+    }
 
 
 def record_ids(result: dict) -> Optional[list[str]]:

@@ -195,7 +195,7 @@ def _row_json(row: Row, board: Board) -> dict:
 def as_json(board: Board, generated: str) -> dict:
     return {
         'generated': generated,
-        'sizes': board.sizes,
+        'sizes': {name: sizes for name, sizes in board.sizes.items() if sizes},
         'rows': [_row_json(row, board) for row in board.rows],
     }
 

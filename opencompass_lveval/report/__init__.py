@@ -89,13 +89,32 @@ def depth_maps(
             for abbr, result in found.items()
             if (record := benchmark.record_scores(result)) is not None
         }
-        maps = benchmark.depth_maps(found, scores, depths)
+        others = {
+            metric: {
+                abbr: record
+                for abbr, result in found.items()
+                if (record := benchmark.record_scores(result, metric)) is not None
+            }
+            for metric in extra_metrics(benchmark)
+        }
+        maps = benchmark.depth_maps(found, scores, depths, **metric_scores(others))
         tables += [as_table(m, labels[model], model) for m in maps]
         for stem in dict.fromkeys(m.stem for m in maps):
             path = out / f'{stem}_{file_part(model)}.png'
             plot_depth_maps(path, labels[model], [m for m in maps if m.stem == stem])
             plots.append(path)
     return tables, plots
+
+
+def extra_metrics(benchmark) -> list[str]:
+    """The metrics a benchmark scores per record besides its headline."""
+    return [metric for metric in benchmark.metrics if metric != benchmark.interval_metric]
+
+
+def metric_scores(others: dict) -> dict:
+    """``depth_maps``' keyword for the other metrics' scores, given only where there are some
+    (a benchmark with one metric may define ``depth_maps`` without it)."""
+    return {'metric_scores': others} if others else {}
 
 
 def unique_stems(stems) -> list[str]:

@@ -97,8 +97,11 @@ def ink(rgba) -> str:
 
 def plot_depth_maps(path: Path, label: str, maps: list) -> None:
     """Score by depth (rows, top = start of the context) and size (columns), one panel per
-    dataset; each cell's record count printed in it, empty cells blank."""
+    dataset; each cell's record count printed in it, empty cells blank. Axes and titles in
+    the benchmark's words: its levels and the metric mapped."""
     import numpy as np
+
+    metric = maps[0].metric
 
     plt = _pyplot()
     figure, axes = plt.subplots(
@@ -113,12 +116,12 @@ def plot_depth_maps(path: Path, label: str, maps: list) -> None:
                 axis.text(x, y, str(count), ha='center', va='center', fontsize=7, color=ink(shade))
         axis.set_xticks(range(len(found.columns)), found.columns)
         axis.set_yticks(range(len(found.rows)), found.rows)
-        axis.set_xlabel('size')
+        axis.set_xlabel(found.size_axis)
         if number == 0:
             axis.set_ylabel(found.axis)
         axis.set_title(f'{found.dataset} ({found.placed}/{found.records} placed)', fontsize=9)
     figure.colorbar(
-        image, ax=axes[0].tolist(), label='score (%); the number in a cell: its records'
+        image, ax=axes[0].tolist(), label=f'{metric} (%); the number in a cell: its records'
     )
-    figure.suptitle(f'score by {maps[0].axis} and size, {label}')
+    figure.suptitle(f'{metric} by {maps[0].axis} and {maps[0].size_axis}, {label}')
     save(figure, path)

@@ -256,8 +256,9 @@ class Conformance:
             raise CheckFailed(
                 f'{out / "long_context_report.md"} has no {self.benchmark.title} table'
             )
-        if not list(out.glob(f'{self.name}*.png')):
-            raise CheckFailed(f'no plot {self.name}*.png in {out}')
+        for metric in getattr(self.benchmark, 'metrics', ('',)):  # a declared one: each metric
+            if not list(out.glob(f'{self.name}*{metric}*.png')):
+                raise CheckFailed(f'no plot {self.name}*{metric}*.png in {out}')
 
     def board(self) -> None:
         import csv
@@ -269,8 +270,13 @@ class Conformance:
         with open(out / 'leaderboard.csv', newline='') as stream:
             rows = [r for r in csv.DictReader(stream) if r['benchmark'] == self.name]
         for model in BASELINES:
-            if not any(r['row'].startswith(model) and r['value'] for r in rows):
-                raise CheckFailed(f'{out / "leaderboard.csv"} has no {self.name} value of {model}')
+            for metric in self.benchmark.board_metrics:
+                if not any(
+                    r['row'].startswith(model) and r['metric'] == metric and r['value']
+                    for r in rows
+                ):
+                    where = out / 'leaderboard.csv'
+                    raise CheckFailed(f'{where} has no {self.name} {metric} of {model}')
         board = json.loads((out / 'leaderboard.json').read_text())
         if not any(row['results'].get(self.name) for row in board['rows']):
             raise CheckFailed(f'no row of {out / "leaderboard.json"} has {self.name} results')

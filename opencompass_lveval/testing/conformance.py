@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -24,7 +23,6 @@ from typing import Optional
 
 OPENCOMPASS = [sys.executable, '-m', 'opencompass.cli.main']
 BASELINES = ('extractive-bm25', 'random-guess')
-NAME = re.compile(r'[a-z][a-z0-9_]*')  # a folder, a `--benchmark` value, a JSON key
 CONFIG = """\
 # The conformance kit's run of {name!r}: its demo datasets with the CPU baselines.
 from mmengine.config import read_base
@@ -140,8 +138,9 @@ class Conformance:
             raise CheckFailed(
                 f'{exc} (is its distribution installed in this environment?)'
             ) from exc
-        if not NAME.fullmatch(benchmark.name):
-            raise CheckFailed(f'name {benchmark.name!r} is not lower-case letters, digits and _')
+        problems = benchmark.check_declaration()  # what registration refuses an entry point for
+        if problems:
+            raise CheckFailed('; '.join(problems))
         if not benchmark.demo_datasets('data'):
             raise CheckFailed('demo_datasets gives no dataset configs: nothing would run')
         self.benchmark = benchmark

@@ -40,6 +40,13 @@ class Shaky(DeclaredBenchmark):
         return [], []
 
 
+class Raising(Shaky):
+    name = 'raising'
+
+    def synthetic_records(self, task, size, count, seed):
+        raise KeyError('depth')
+
+
 @pytest.fixture
 def shaky(monkeypatch):
     monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.registered(), Shaky()))
@@ -69,6 +76,17 @@ def test_unseeded_data_and_an_empty_summary_are_each_named_with_the_fix(shaky, t
         'choice',
         'configs: summary_config(datasets) gives no summary rows',
         *AFTER_CONFIGS,
+    ]
+
+
+def test_a_check_whose_benchmark_code_raises_names_the_error_and_the_rest_go_on(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.registered(), Raising()))
+    failures = Conformance('raising', tmp_path).all()
+    assert failures[:2] == [
+        "determinism: KeyError: 'depth'",
+        'configs: summary_config(datasets) gives no summary rows',
     ]
 
 

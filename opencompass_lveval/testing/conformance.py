@@ -123,6 +123,8 @@ class Conformance:
             step()
         except CheckFailed as exc:
             self.failures.append(f'{label}: {exc}')
+        except Exception as exc:  # the benchmark's own code raised: name it, go on
+            self.failures.append(f'{label}: {type(exc).__name__}: {exc}')
         else:
             self.passed.add(label)
 
@@ -174,8 +176,10 @@ class Conformance:
     def configs(self) -> None:
         from mmengine.config import Config
 
+        from ..atomic import write_text
+
         path = self.folder / f'eval_{self.name}.py'
-        path.write_text(CONFIG.format(name=self.name, data=str(self.folder / 'data')))
+        write_text(path, CONFIG.format(name=self.name, data=str(self.folder / 'data')))
         try:
             cfg = Config.fromfile(str(path), format_python_code=False)
         except Exception as exc:  # whatever the benchmark's configs raise: say so

@@ -35,8 +35,11 @@ from .sizes import by_size, is_size, is_whole, measure
 
 SCORE, DEPTH = 'score', 'depth'  # the per-record keys of the declared evaluator's details
 # Names end abbreviations, file names and JSON keys: what each kind may hold, said in refusals.
+_PLAIN = (re.compile(r'[A-Za-z0-9][A-Za-z0-9_.+-]*'), "letters, digits, '_', '.', '+', '-'")
 _FORMS = {
-    'task': (re.compile(r'[A-Za-z0-9][A-Za-z0-9_.+-]*'), "letters, digits, '_', '.', '+', '-'"),
+    'name': _PLAIN,
+    'prefix': _PLAIN,
+    'task': _PLAIN,
     'level': (re.compile(r'[A-Za-z0-9][A-Za-z0-9.+-]*'), "letters, digits, '.', '+', '-' (no '_')"),
     'metric': (re.compile(r'[A-Za-z][A-Za-z0-9_]*'), "a letter, then letters, digits, '_'"),
 }
@@ -103,7 +106,8 @@ class GridBenchmark(GridTables):
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """Every metric scored per record, the headline first. Each gets what the headline gets:
+        """Every metric scored per record, the headline among them, in the order tables list
+        them. Each gets what the headline gets:
         a table by size with intervals and a plot per task, depth maps, board tables with
         intervals, tidy rows and summary rows. A metric other than the headline is read from
         each record's details under its own name, in percent (True / False count 100 and 0).
@@ -122,8 +126,8 @@ class GridBenchmark(GridTables):
         abbreviations and file names), levels without their unit word, metrics the board or the
         evaluator would lose; one line each, naming the attribute and the fix."""
         where = type(self).__name__
-        problems = _names(f'{where}.name', (self.name,), 'task')
-        problems += _names(f'{where}.prefix', (getattr(self, 'prefix', ''),), 'task')
+        problems = _names(f'{where}.name', (self.name,), 'name')
+        problems += _names(f'{where}.prefix', (getattr(self, 'prefix', ''),), 'prefix')
         problems += _names(f'{where}.tasks', getattr(self, 'tasks', ()), 'task')
         for task in dict.fromkeys(self.tasks if not problems else ()):
             problems += _names(f'{where}.sizes ({task})', self.sizes_of(task), 'level')
@@ -150,8 +154,8 @@ class GridBenchmark(GridTables):
                 f'{where}.metrics {metrics} leaves out its headline_metric {headline!r}: list '
                 'it, or leave metrics out (default: the headline alone)'
             )
-        for attribute, members in (('board_metrics', metrics), ('result_metrics', metrics)):
-            lacking = [m for m in members if m not in getattr(self, attribute)]
+        for attribute in ('board_metrics', 'result_metrics'):
+            lacking = [m for m in metrics if m not in getattr(self, attribute)]
             if lacking:
                 problems.append(
                     f'{where}.{attribute} {tuple(getattr(self, attribute))} leaves out '

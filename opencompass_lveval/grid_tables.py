@@ -18,8 +18,9 @@ class GridTables(Benchmark):
     ``task_groups``, the words) and cells (``abbr``, ``split_abbr``, ``record_scores``) it reads.
     A benchmark adds tables of its own through ``own_report_tables`` and ``own_board_tables``."""
 
-    # Leaderboard tables per task: its sizes as columns, a second metric in brackets.
-    board_title: str = '{title} {task}: {metric} by size'
+    # Leaderboard tables per task: its sizes as columns, a second metric in brackets; the title
+    # fills {title}, {task}, {metric} and {size_word}.
+    board_title: str = '{title} {task}: {metric} by {size_word}'
     board_note_metric: Optional[str] = None
     board_note_label: str = ''
     # The note metric is a rating some rows have (LV-Eval's LLM judge), not a metric of every
@@ -344,7 +345,9 @@ class GridTables(Benchmark):
             for row in shown
             if self.overall or any(t == task for t, _ in row.results.get(self.name, {}))
         ]
-        title = self.board_title.format(title=self.title, task=task, metric=metric)
+        title = self.board_title.format(
+            title=self.title, task=task, metric=metric, size_word=self.size_word
+        )
         if not own and '{metric}' not in self.board_title:
             title += f': {metric}'
         if notes and self.board_note_rated:

@@ -248,6 +248,9 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
     (row,) = [r for r in board['rows'] if r['label'] == 'm']
     assert list(row['results']) == ['pairs'] and len(row['results']['pairs']) == 3
     assert set(row['results']['pairs']['kv_140']) == {'accuracy', 'wrong_key'}
+    assert 'derived' not in row  # no LV-Eval Overall block for a row without LV-Eval
+    low, high = row['metric_intervals']['pairs']['wrong_key']['kv_140']
+    assert low <= row['results']['pairs']['kv_140']['wrong_key'] <= high and low < high
     with open(written[1], newline='') as stream:
         tidy = [r for r in csv.DictReader(stream) if r['row'] == 'm' and r['level'] == '300']
     assert [r['metric'] for r in tidy] == ['accuracy', 'wrong_key']
@@ -255,6 +258,7 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
     page = written[3].read_text()
     for metric in ('accuracy', 'wrong_key'):
         key = 'pairs-kv' if metric == 'accuracy' else 'pairs-kv-wrong_key'
+        assert f'<h2>Pairs kv: {metric} by level</h2>' in page
         table = page.split(f'<table id="{key}"')[1].split('</table>')[0]
         text = unescape(re.sub(r'<[^>]+>', ' ', table))
         # the interval is the cell's text, after its value
@@ -263,6 +267,9 @@ def test_the_board_gives_every_metric_cells_with_visible_intervals(pairs, tmp_pa
         assert f'text-anchor="middle">{metric} (%)</text>' in page
     assert 'text-anchor="middle">number of pairs (pairs)</text>' in page
     assert 'for LV-Eval' not in page and 'Ada-LEval' not in page
+    assert 'answer sits, by length; empty where no record falls' in page  # it has no legend
+    assert page.count('<table class="depthmap"') == 4  # 2 rows x 2 metrics
+    assert '<figcaption>m: kv wrong_key (60 of 60 records placed)</figcaption>' in page
 
 
 # Depth maps ---------------------------------------------------------------------------------------
@@ -306,6 +313,11 @@ REFUSED = {
         "Bad.sizes (kv) holds 'avg', which is the average column: rename it",
     ),
     'string': (dict(tasks='kv'), "Bad.tasks is 'kv', not a tuple of names: write ('kv',)"),
+    'prefix': (
+        dict(prefix='Pairs/x'),
+        "Bad.prefix holds 'Pairs/x': a prefix name is letters, digits, '_', '.', '+', '-'; "
+        'rename it',
+    ),
     'unit': (
         dict(level_unit=None),
         'Bad.level_unit is not declared: its levels (75, 140, 300) are not lengths like 16k; '
@@ -385,3 +397,71 @@ def test_an_installed_plugin_with_a_bad_level_is_left_out_with_its_reason(
     assert 'bad-levels or uninstall it (pip uninstall bad-levels)' in warning
     with pytest.raises(BenchmarkError, match="Bad.sizes \\(kv\\) holds '7_5'"):
         benchmarks.named('bad')
+
+
+def test_passkey_build_arguments_keep_their_own_messages(monkeypatch, capsys):
+    """The example's build kind uses ``argument_type``: argparse prints the check's message."""
+    import argparse
+
+    from runs import REPO
+
+    monkeypatch.syspath_prepend(str(REPO / 'examples' / 'passkey'))
+    from passkey_benchmark import Passkey
+
+    (kind,) = Passkey().build_kinds().values()
+    parser = argparse.ArgumentParser(prog='build')
+    for flag, options in kind.arguments:
+        parser.add_argument(flag, **options)
+    for given, message in (
+        (['--depths', '0,2'], "argument --depths: depths are fractions of the context in [0, 1], "
+         "not '0,2'"),
+        (['--count', '0'], "argument --count: '0' is not a whole number from 1; give one such as "
+         '1, 10 or 200'),
+        (['--sizes', '2000'], "argument --sizes: '2000' is not a size: write a whole number of "
+         'thousands or millions, like 16k, 512k, 1000k or 1m'),
+    ):  # fmt: skip
+        with pytest.raises(SystemExit):
+            parser.parse_args([*given, '--out', 'x'])
+        assert capsys.readouterr().err.splitlines()[-1] == f'build: error: {message}'
+
+
+def test_opencompass_summary_shows_every_metric_at_every_level(pairs, tmp_path):
+    """OpenCompass's own summarizer, given the declaration's summary config, prints a group per
+    level and metric and each cell's metrics, equal to the results' means."""
+    from mmengine.config import ConfigDict
+
+    from opencompass_lveval.report.summarizer import LongContextSummarizer
+
+    run = _run(tmp_path)
+    datasets = pairs.configs(str(tmp_path))
+    config = ConfigDict(models=[{'abbr': 'm'}, {'abbr': 'n'}], datasets=datasets, work_dir=str(run))
+    LongContextSummarizer(config, **pairs.summary_config(datasets)).summarize(time_str='t')
+    with open(run / 'summary' / 'summary_t.csv', newline='') as stream:
+        rows = {(r['dataset'], r['metric']): r for r in csv.DictReader(stream)}
+    for level in Pairs.sizes:
+        result = json.loads((run / 'results' / 'm' / f'Pairs_kv_{level}.json').read_text())
+        for metric in ('accuracy', 'wrong_key'):
+            cell = rows[(f'Pairs_kv_{level}', metric)]
+            assert float(cell['m']) == pytest.approx(result[metric], abs=0.005)
+        group = rows[(f'Pairs_{level}_wrong_key', 'naive_average')]
+        assert float(group['m']) == pytest.approx(result['wrong_key'], abs=0.005)
+        assert float(rows[(f'Pairs_{level}', 'naive_average')]['m']) == pytest.approx(
+            result['accuracy'], abs=0.005
+        )
+
+
+def test_a_result_with_a_metric_out_of_range_is_refused_naming_it(pairs, tmp_path):
+    from opencompass_lveval.errors import ReportError
+    from opencompass_lveval.report import write_report
+
+    run = _run(tmp_path, records=5)
+    path = run / 'results' / 'm' / 'Pairs_kv_75.json'
+    result = json.loads(path.read_text())
+    result['details'][3]['wrong_key'] = [250.0]
+    path.write_text(json.dumps(result))
+    with pytest.raises(ReportError) as error:
+        write_report(run, tmp_path / 'report')
+    assert str(error.value) == (
+        f'{path}: the wrong_key of record 3 in its details is 250% (in percent), not from 0 to '
+        '100; re-run its evaluation or remove the file'
+    )

@@ -189,5 +189,7 @@ def test_end_to_end_through_the_conformance_kit(passkey, tmp_path):
     assert row in tidy
     page = (tmp_path / 'board' / 'leaderboard.html').read_text()
     assert 'for Passkey the tenth of the context where the key first occurs' in page
-    # The plot's axis is the benchmark's: sizes without a length unit, no LV-Eval words.
-    assert 'text-anchor="middle">size</text>' in page and 'length level' not in page
+    # The plot's axes are the benchmark's: its sizes in its unit (words), its headline; no
+    # LV-Eval words, and no legend of a benchmark the board does not show.
+    assert 'text-anchor="middle">size (words)</text>' in page and 'length level' not in page
+    assert 'text-anchor="middle">score (%)</text>' in page and 'for LV-Eval' not in page

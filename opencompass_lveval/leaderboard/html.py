@@ -274,11 +274,17 @@ def _depth_map(label: str, found) -> str:
         for name, values, counts in zip(found.rows, found.values, found.counts)
     )
     return (
-        f'<figure><figcaption>{escape(label)}: {escape(found.dataset)} ({found.placed} of '
+        f'<figure><figcaption>{escape(label)}: {escape(found.dataset)}{_metric(found)} '
+        f'({found.placed} of '
         f'{found.records} records placed)</figcaption><table class="depthmap" '
         f'data-row="{escape(label)}" data-dataset="{escape(found.dataset)}"><thead>{head}</thead>'
         f'<tbody>{body}</tbody></table></figure>'
     )
+
+
+def _metric(found) -> str:
+    """What a depth map is of, where it is not the score: `` wrong_key``."""
+    return '' if found.metric == 'score' else f' {escape(found.metric)}'
 
 
 def _depth_legends(names) -> str:
@@ -294,11 +300,11 @@ def depth_section(maps: list[tuple[str, object]], names=None) -> str:
     shows; default every one)."""
     if not maps:
         return ''
-    names = names or {b.name for b in benchmarks.BENCHMARKS}
+    legends = _depth_legends(names or {b.name for b in benchmarks.BENCHMARKS})
     return (
         '<h2 id="depth-maps">Score by where the answer is</h2><p>Mean score (%) by where the '
-        f'answer sits, by length: {_depth_legends(names)}; empty where no record falls. Hover a '
-        'cell for its record count.</p>'
+        f'answer sits, by length{f": {legends}" if legends else ""}; empty where no record '
+        'falls. Hover a cell for its record count.</p>'
         + ''.join(_depth_map(label, found) for label, found in maps)
     )
 

@@ -179,7 +179,17 @@ def _row_json(row: Row, board: Board) -> dict:
         if row.kind != PUBLISHED
         else 'none: published numbers have no per-record scores',
     }
+    if row.metric_samples:  # the intervals of the metrics besides each benchmark's headline
+        found['metric_intervals'] = {
+            name: {
+                metric: {f'{t}_{s}': interval(d) for (t, s), d in sorted(cells.items())}
+                for metric, cells in by_metric.items()
+            }
+            for name, by_metric in row.metric_samples.items()
+        }
     for benchmark in benchmarks.BENCHMARKS:
+        if not row.results.get(benchmark.name):  # no empty block for a benchmark it lacks
+            continue
         if derived := benchmark.json_fields(row, board.sizes[benchmark.name]):
             found.setdefault('derived', {})[benchmark.name] = derived
     if row.usage:

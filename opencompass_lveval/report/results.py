@@ -94,6 +94,9 @@ def check_result(path: Path, result) -> dict:
             _check_metrics(path, result, benchmark.result_metrics)
         if plain or benchmark.keeps_variant(path.stem):
             _check_record_scores(path, benchmark.record_scores(result) or [])
+        for metric in benchmark.metrics if plain else ():
+            if metric != benchmark.interval_metric:
+                _check_record_scores(path, benchmark.record_scores(result, metric) or [], metric)
     check_judge_record(path, result)
     provenance = result.get('provenance', {})
     replicas = provenance if isinstance(provenance, list) else [provenance]
@@ -117,12 +120,12 @@ def _check_metrics(path: Path, result: dict, metrics) -> None:
             )
 
 
-def _check_record_scores(path: Path, scores: list[float]) -> None:
+def _check_record_scores(path: Path, scores: list[float], metric: str = 'score') -> None:
     """Per-record scores (in percent, as ``record_scores`` gives them) from 0 to 100."""
     for index, score in enumerate(scores):
         if not 0 <= score <= 100:
             raise ReportError(
-                f'{path}: the score of record {index} in its details is {score:g}% (in percent), '
+                f'{path}: the {metric} of record {index} in its details is {score:g}% (in percent), '
                 'not from 0 to 100; re-run its evaluation or remove the file'
             )
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from opencompass_lveval.testing.conformance import OPENCOMPASS as OPENCOMPASS
+from opencompass_lveval.testing.conformance import opencompass_run
+
 REPO = Path(__file__).resolve().parents[1]
-OPENCOMPASS = [sys.executable, '-m', 'opencompass.cli.main']
 KEEP = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k')
 
 
@@ -32,15 +31,9 @@ def derived_config(folder: Path, base: str, keep=KEEP, name: str = 'config.py', 
 
 
 def run_opencompass(config: Path, cwd: Path, env: dict = None, *extra: str, work='out', check=True):
-    """`opencompass CONFIG -w CWD/WORK EXTRA...` run in ``cwd``; with ``check``, it must exit 0."""
-    done = subprocess.run(
-        OPENCOMPASS + [str(config), '-w', str(cwd / work), *extra],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    """`opencompass CONFIG -w CWD/WORK EXTRA...` run in ``cwd`` (the conformance kit's
+    ``opencompass_run``); with ``check``, it must exit 0."""
+    done = opencompass_run(config, cwd, *extra, env=env, work=work)
     assert done.returncode == 0 or not check, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 

@@ -125,6 +125,20 @@ def _distribution(folder, name: str, module_source: str):
     )
 
 
+def _registered_here(folder) -> list[str]:
+    """The registered benchmarks less any third-party one installed where the suite runs: the
+    built-in ones and those of the test's own distributions in ``folder``, in registry order."""
+    import sys
+    from pathlib import Path
+
+    return [
+        b.name
+        for b in benchmarks.registered()
+        if benchmarks.plugin_of(b) is None
+        or Path(sys.modules[type(b).__module__].__file__).parent == folder
+    ]
+
+
 @pytest.fixture
 def unloaded_registry(monkeypatch, tmp_path):
     """The registry loaded afresh (``BENCHMARKS`` restored afterwards), with ``tmp_path`` on
@@ -146,7 +160,7 @@ def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_re
     )
     source += inspect.getsource(Echo) + "    classes = ('echo_bench_module:Echo',)\n"
     _distribution(unloaded_registry, 'echo-bench', source)
-    assert [b.name for b in benchmarks.BENCHMARKS][-1] == 'echo'
+    assert _registered_here(unloaded_registry) == ['lveval', 'adaleval', 'echo']
     assert benchmarks.named('echo').classes == ('echo_bench_module:Echo',)
     assert opencompass_lveval.Echo.__module__ == 'echo_bench_module'
     assert 'Echo' in dir(opencompass_lveval) and 'LVEvalDataset' in dir(opencompass_lveval)
@@ -284,7 +298,7 @@ def test_a_broken_plugin_is_one_warning_and_the_builtins_keep_working(
     assert line.endswith(f'; it is left out. {"Rename it in" if kind == "twin" else "Fix"} {dist} '
                          f'or uninstall it (pip uninstall {dist})')  # fmt: skip
     assert 'cmrc_mixup  100.0' in out
-    assert [b.name for b in benchmarks.registered()] == ['lveval', 'adaleval']
+    assert _registered_here(tmp_path) == ['lveval', 'adaleval']
     assert benchmarks.named('lveval').title == 'LV-Eval'
     if kind != 'twin':  # asked for by name, the left-out entry point says why
         with pytest.raises(BenchmarkError) as caught:
@@ -352,7 +366,7 @@ def test_a_plugin_taking_a_command_name_keeps_the_packages_command(installed, tm
     assert main(['score', str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert 'cmrc_mixup  100.0' in out  # LV-Eval's score, not the plugin's
-    assert [b.name for b in benchmarks.registered()] == ['lveval', 'adaleval', 'echo']
+    assert _registered_here(tmp_path) == ['lveval', 'adaleval', 'echo']
     assert err.splitlines() == [
         _clash_warning(
             'score-command',
@@ -399,6 +413,8 @@ def test_texts_that_name_length_units_ask_the_registry(monkeypatch):
     from opencompass_lveval.commands.input_kinds import BaselineInputs
     from opencompass_lveval.framework.benchmarks import LengthUnit, length_units_text, named
 
+    own = tuple(b for b in benchmarks.registered() if benchmarks.plugin_of(b) is None)
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', own)  # any third-party one installed aside
     builtin = 'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens'
     assert length_units_text() == builtin
     assert named('lveval').axis_label() == 'length level (words / characters)'

@@ -35,4 +35,4 @@ def test_unknown_names_still_fail():
 
 def test_root_holds_the_command_and_folders():
     modules = sorted(p.name for p in ROOT.glob('*.py'))
-    assert modules == ['__init__.py', 'cli.py', 'testing.py']
+    assert modules == ['__init__.py', 'cli.py']

@@ -429,7 +429,8 @@ def _names(where: str, names, kind: str, allowed=()) -> list[str]:
         if not isinstance(name, str) or not name:
             problems.append(f'{where} holds {name!r}: each {kind} needs a name')
         elif not form.fullmatch(name):
-            problems.append(f'{where} holds {name!r}: a {kind} name is {rule}; rename it')
+            what = 'benchmark name' if kind == 'name' else f'{kind} name'
+            problems.append(f'{where} holds {name!r}: a {what} is {rule}; rename it')
         elif name in _RESERVED.get(kind, {}) and name not in allowed:
             used = _RESERVED[kind][name]
             problems.append(f'{where} holds {name!r}, which is {used}: rename it')

@@ -1,12 +1,16 @@
 """Helpers for tests and benches: a tokenizer trained on the spot and a tiny random Llama, real
-Hugging Face objects made offline. Needs ``transformers`` and ``tokenizers`` (and torch for the
-model), imported when called."""
+Hugging Face objects made offline (they need ``transformers`` and ``tokenizers``, and torch for the
+model, imported when called); and the conformance kit a benchmark's author runs from their own
+tests, ``check_benchmark`` (``conformance.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Optional
+
+from .conformance import ConformanceError as ConformanceError
+from .conformance import check_benchmark as check_benchmark
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"

@@ -1,0 +1,183 @@
+"""Replicas on a Ray cluster: each one a Ray actor holding the replica's GPUs on some node.
+
+The actor asks Ray for ``num_gpus`` = the spec's ``gpus`` (the tensor-parallel size), so Ray
+hands it ``CUDA_VISIBLE_DEVICES`` and never gives those GPUs to another replica; actors are
+spread over the nodes. On its node the actor starts the server as a process of its own group,
+with the node's address as ``{host}`` and a port free there as ``{port}``, and reports the URL.
+Stopping a replica ends that process group; the process also dies with the actor's worker
+(``PR_SET_PDEATHSIG``), and Ray ends a driver's actors when the driver goes, so neither a lost
+driver nor a killed actor leaves a server running.
+
+The cluster is found as the Ray runner finds it: ``address``, else ``$RAY_ADDRESS``. Where each
+replica ran (host, Ray node id, GPUs, URL) and when it stopped is a line of
+``{log_dir}/replicas.jsonl``; each server's output is ``{log_dir}/{name}.out``.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import ClusterSetupError
+from .journal import ReplicaJournal
+from .node_launch import die_with_parent, end_group, free_port, resolve_argv
+
+_ASK_S = 10.0  # how long a question to a replica's actor may take before it counts as lost
+_STOP_GRACE_S = 10.0
+
+
+class ServerActor:
+    """Runs on the replica's node, in the Ray worker that holds its GPUs."""
+
+    def __init__(self, gpus: int) -> None:
+        self.gpus = gpus
+        self.process: Optional[subprocess.Popen] = None
+
+    def start(self, argv: list[str], env: dict, log: Optional[str]) -> dict:
+        import ray
+
+        host = ray.util.get_node_ip_address()
+        port = free_port(host)
+        gpus = os.environ.get('CUDA_VISIBLE_DEVICES', '') if self.gpus else ''
+        out = open(log, 'a', encoding='utf-8') if log else None  # noqa: SIM115 (the child's)
+        self.process = subprocess.Popen(
+            resolve_argv(argv, host, port),
+            env={**os.environ, **env, 'CUDA_VISIBLE_DEVICES': gpus},
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT if out else None,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
+        if out:
+            out.close()
+        return {
+            'url': f'http://{host}:{port}',
+            'host': socket.gethostname(),
+            'node_id': ray.get_runtime_context().get_node_id(),
+            'gpus': gpus,
+            'pid': self.process.pid,
+        }
+
+    def returncode(self) -> Optional[int]:
+        return self.process.poll() if self.process else None
+
+    def stop(self) -> Optional[int]:
+        return end_group(self.process, _STOP_GRACE_S) if self.process else None
+
+
+class RayReplica:
+    """A replica served by a ``ServerActor``."""
+
+    def __init__(self, name: str, actor: Any, where: dict, journal: ReplicaJournal) -> None:
+        self.name, self.actor, self.where, self.journal = name, actor, where, journal
+        self.url, self.node = where['url'], where['host']
+        self.stopped = False
+
+    def alive(self) -> bool:
+        """The server process runs, as its actor says within a few seconds."""
+        import ray
+
+        if self.stopped:
+            return False
+        try:
+            return ray.get(self.actor.returncode.remote(), timeout=_ASK_S) is None
+        except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
+            return False
+
+    def stop(self) -> None:
+        import ray
+
+        if self.stopped:
+            return
+        self.stopped = True
+        try:
+            code: Any = ray.get(self.actor.stop.remote(), timeout=_STOP_GRACE_S + _ASK_S)
+        except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
+            code = 'lost'  # the node is gone or silent: its server went with it, or with the actor
+        ray.kill(self.actor)
+        self.journal.note(self.name, 'stopped', code=code)
+
+    def __repr__(self) -> str:
+        return f'RayReplica({self.name!r}, {self.url}, on {self.node})'
+
+
+class RayPlacement:
+    """Starts replicas as Ray actors, ``num_cpus`` CPUs and the spec's GPUs each, spread over
+    the nodes; ``start_timeout_s`` bounds the wait for Ray to place them all."""
+
+    def __init__(
+        self,
+        address: Optional[str] = None,
+        log_dir: Optional[str] = None,
+        num_cpus: float = 1,
+        start_timeout_s: float = 600,
+    ) -> None:
+        self.address = address
+        self.log_dir = Path(log_dir).resolve() if log_dir else None
+        self.num_cpus = num_cpus
+        self.start_timeout_s = start_timeout_s
+
+    def _connect(self) -> Any:
+        import ray
+
+        if not ray.is_initialized():
+            address = self.address or os.environ.get('RAY_ADDRESS')
+            if not address:
+                raise ClusterSetupError(
+                    'RayPlacement needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head '
+                    'that `ray start --head` started), or set the placement address'
+                )
+            ray.init(address=address, logging_level='WARNING', log_to_driver=False)
+        return ray
+
+    def start(self, specs: list) -> list[RayReplica]:
+        ray = self._connect()
+        _refuse_what_no_node_has(ray, specs)
+        if self.log_dir:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        journal = ReplicaJournal(self.log_dir)
+        remote = ray.remote(ServerActor)
+        actors, asked = [], []
+        for spec in specs:
+            actor = remote.options(
+                num_gpus=spec.gpus,
+                num_cpus=self.num_cpus,
+                max_restarts=0,
+                scheduling_strategy='SPREAD',
+            ).remote(spec.gpus)
+            log = str(self.log_dir / f'{spec.name}.out') if self.log_dir else None
+            actors.append(actor)
+            asked.append(actor.start.remote(list(spec.argv), dict(spec.env), log))
+        try:
+            places = ray.get(asked, timeout=self.start_timeout_s)
+        except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError) as exc:
+            for actor in actors:
+                ray.kill(actor)
+            raise ClusterSetupError(
+                f'RayPlacement: {len(specs)} replicas were not all started within '
+                f'{self.start_timeout_s:.0f} s ({type(exc).__name__}): the cluster lacks the '
+                'GPUs or CPUs they ask for, or a node failed; raise start_timeout_s if Ray needs '
+                'longer to place them'
+            ) from exc
+        replicas = []
+        for spec, actor, where in zip(specs, actors, places):
+            journal.note(spec.name, 'started', **where)
+            replicas.append(RayReplica(spec.name, actor, where, journal))
+        return replicas
+
+
+def _refuse_what_no_node_has(ray: Any, specs: list) -> None:
+    """A replica asking for more GPUs than any node offers would wait for ever: refused here."""
+    offered = max(
+        (node['Resources'].get('GPU', 0) for node in ray.nodes() if node['Alive']), default=0
+    )
+    for spec in specs:
+        if spec.gpus > offered:
+            raise ClusterSetupError(
+                f'RayPlacement: replica {spec.name} asks for {spec.gpus} GPUs (its tensor-'
+                f'parallel size), but the nodes of the Ray cluster offer at most {offered:g}'
+            )

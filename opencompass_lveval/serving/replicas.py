@@ -16,6 +16,7 @@ import ctypes
 import importlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -66,7 +67,7 @@ class Replica(Protocol):
 
     def stop(self) -> None: ...
 
-    def log_tail(self) -> str: ...
+    def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str: ...
 
 
 @runtime_checkable
@@ -172,8 +173,8 @@ class LocalReplica:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def log_tail(self) -> str:
-        return log_tail(self.log)
+    def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
+        return log_tail(self.log, chars)
 
     def stop(self, grace_s: float = 10.0) -> None:
         """End its whole process group: SIGTERM (and SIGCONT, for a stopped one), then SIGKILL
@@ -193,17 +194,45 @@ class LocalReplica:
 
 class LocalPlacement:
     """Replicas as processes of this machine, each on a free port of 127.0.0.1, logging to
-    ``{log_dir}/{name}.log``; GPUs are not assigned here (``CUDA_VISIBLE_DEVICES`` of a spec's
-    env, where the caller sets one)."""
+    ``{log_dir}/{name}.log``; a spec asking for GPUs gets the next ones of ``devices`` (default:
+    those ``CUDA_VISIBLE_DEVICES`` names, else all torch sees) as its ``CUDA_VISIBLE_DEVICES``."""
 
-    def __init__(self, log_dir: str | os.PathLike) -> None:
-        self.log_dir = Path(log_dir)
+    def __init__(self, log_dir: str | os.PathLike, devices: Optional[list[str]] = None) -> None:
+        self.log_dir, self.devices = Path(log_dir), devices
+
+    def _visible(self) -> list[str]:
+        if self.devices is not None:
+            return [str(device) for device in self.devices]
+        named = os.environ.get('CUDA_VISIBLE_DEVICES')
+        if named is not None:
+            return [device for device in named.split(',') if device.strip()]
+        import torch
+
+        return [str(index) for index in range(torch.cuda.device_count())]
+
+    def _with_devices(self, specs: list[ReplicaSpec]) -> list[ReplicaSpec]:
+        """Each spec asking for GPUs with its own ones, or an error where too few are here."""
+        wanted = sum(spec.gpus for spec in specs)
+        if not wanted:
+            return specs
+        devices = self._visible()
+        if wanted > len(devices):
+            raise ReplicaError(
+                f'{len(specs)} replicas ask for {wanted} GPUs in all and this machine has '
+                f'{len(devices)} ({devices}): lower replicas, or the tensor-parallel size'
+            )
+        placed, at = [], 0
+        for spec in specs:
+            env = {**spec.env, 'CUDA_VISIBLE_DEVICES': ','.join(devices[at : at + spec.gpus])}
+            placed.append(ReplicaSpec(spec.name, spec.argv, env, spec.gpus))
+            at += spec.gpus
+        return placed
 
     def start(self, specs: list[ReplicaSpec]) -> list[LocalReplica]:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         started: list[LocalReplica] = []
         try:
-            for spec in specs:
+            for spec in self._with_devices(specs):
                 started.append(LocalReplica(spec, free_port(), self.log_dir / f'{spec.name}.log'))
         except BaseException:
             for replica in started:
@@ -275,8 +304,11 @@ def tensor_parallel_size(model_cfg: dict) -> int:
     return int((model_cfg.get('model_kwargs') or {}).get('tensor_parallel_size', 1))
 
 
-def replica_specs(model_cfg: dict, served_name: str, count: int, env: dict) -> list[ReplicaSpec]:
-    """``count`` replicas of a model, named ``{abbr}-r{i}``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
+def replica_specs(
+    model_cfg: dict, served_name: str, count: int, env: dict, use_gpus: bool = True
+) -> list[ReplicaSpec]:
+    """``count`` replicas of a model, named ``{abbr}-r{i}``, each asking for its tensor-parallel
+    size in GPUs (none where ``use_gpus`` is off: a CPU engine); ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
     where a RoPE scaling covers the window, as the in-process wrapper sets it."""
     from ..models.rope import scaled_window
 
@@ -284,5 +316,31 @@ def replica_specs(model_cfg: dict, served_name: str, count: int, env: dict) -> l
     scaling = model_cfg.get('rope_scaling')
     if scaling and model_cfg['max_seq_len'] <= scaled_window(scaling):
         env['VLLM_ALLOW_LONG_MAX_MODEL_LEN'] = '1'
-    argv, gpus = vllm_server_argv(model_cfg, served_name), tensor_parallel_size(model_cfg)
+    argv = vllm_server_argv(model_cfg, served_name)
+    gpus = tensor_parallel_size(model_cfg) if use_gpus else 0
     return [ReplicaSpec(f'{model_cfg["abbr"]}-r{i}', argv, env, gpus) for i in range(count)]
+
+
+_KV_LOG = re.compile(r'KV cache size: ([\d,]+) tokens')
+_INFO_LINE = re.compile(r'^vllm:cache_config_info\{(.*)\}', re.M)
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def kv_capacity(replica: Replica) -> Optional[int]:
+    """Tokens the replica's KV cache holds: from vLLM's ``/metrics`` (``cache_config_info``:
+    ``kv_cache_size_tokens``, else ``num_gpu_blocks`` x ``block_size``), else the line vLLM logs
+    at start (``GPU KV cache size: N tokens``; CPU alike); None where neither says."""
+    base = replica.url.removesuffix('/v1')
+    try:
+        with urllib.request.urlopen(f'{base}/metrics', timeout=10) as reply:
+            metrics = reply.read().decode('utf-8', 'replace')
+    except (OSError, ValueError):
+        metrics = ''
+    for labels in _INFO_LINE.findall(metrics):
+        found = dict(_LABEL.findall(labels))
+        if found.get('kv_cache_size_tokens', '').isdigit():
+            return int(found['kv_cache_size_tokens'])
+        if found.get('num_gpu_blocks', '').isdigit() and found.get('block_size', '').isdigit():
+            return int(found['num_gpu_blocks']) * int(found['block_size'])
+    logged = _KV_LOG.findall(replica.log_tail(10**6))
+    return int(logged[-1].replace(',', '')) if logged else None

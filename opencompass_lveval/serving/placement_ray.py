@@ -10,7 +10,7 @@ driver nor a killed actor leaves a server running.
 
 The cluster is found as the Ray runner finds it: ``address``, else ``$RAY_ADDRESS``. Where each
 replica ran (host, Ray node id, GPUs, URL) and when it stopped is a line of
-``{log_dir}/replicas.jsonl``; each server's output is ``{log_dir}/{name}.out``.
+``{log_dir}/replicas.jsonl``; each server's output is ``{log_dir}/{name}.log``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any, Optional
 from ..errors import ClusterSetupError
 from .journal import ReplicaJournal
 from .node_launch import die_with_parent, end_group, free_port, resolve_argv
+from .replicas import LOG_TAIL_CHARS, log_tail, wait_healthy
 
 _ASK_S = 10.0  # how long a question to a replica's actor may take before it counts as lost
 _STOP_GRACE_S = 10.0
@@ -74,8 +75,14 @@ class RayReplica:
 
     def __init__(self, name: str, actor: Any, where: dict, journal: ReplicaJournal) -> None:
         self.name, self.actor, self.where, self.journal = name, actor, where, journal
-        self.url, self.node = where['url'], where['host']
+        self.url, self.node = where['url'] + '/v1', where['host']
+        self.log: Optional[Path] = None
         self.stopped = False
+
+    def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
+        if self.log is None:
+            return '(no log_dir: its output is in the Ray logs of its node)'
+        return log_tail(self.log, chars)
 
     def alive(self) -> bool:
         """The server process runs, as its actor says within a few seconds."""
@@ -149,7 +156,7 @@ class RayPlacement:
                 max_restarts=0,
                 scheduling_strategy='SPREAD',
             ).remote(spec.gpus)
-            log = str(self.log_dir / f'{spec.name}.out') if self.log_dir else None
+            log = str(self.log_dir / f'{spec.name}.log') if self.log_dir else None
             actors.append(actor)
             asked.append(actor.start.remote(list(spec.argv), dict(spec.env), log))
         try:
@@ -166,8 +173,13 @@ class RayPlacement:
         replicas = []
         for spec, actor, where in zip(specs, actors, places):
             journal.note(spec.name, 'started', **where)
-            replicas.append(RayReplica(spec.name, actor, where, journal))
+            replica = RayReplica(spec.name, actor, where, journal)
+            replica.log = self.log_dir / f'{spec.name}.log' if self.log_dir else None
+            replicas.append(replica)
         return replicas
+
+    def wait_ready(self, replicas: list, timeout_s: float) -> None:
+        wait_healthy(replicas, timeout_s)
 
 
 def _refuse_what_no_node_has(ray: Any, specs: list) -> None:

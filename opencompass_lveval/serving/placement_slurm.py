@@ -34,6 +34,7 @@ from typing import IO, Optional
 from ..errors import ClusterSetupError
 from .journal import ReplicaJournal
 from .node_launch import READY_MARK, die_with_parent
+from .replicas import LOG_TAIL_CHARS, wait_healthy
 
 _STOP_GRACE_S = 10.0
 _NODE_GRES = re.compile(r'^\s*Nodes=(\S+)\s.*?GRES=(\S*)', re.MULTILINE)
@@ -103,7 +104,7 @@ class SlurmReplica:
         self.name, self.job, self.node, self.srun = name, job, node, srun
         self.url, self.where, self.journal = '', {}, ReplicaJournal(None)
         self.ready = threading.Event()
-        self.tail: deque[str] = deque(maxlen=20)
+        self.tail: deque[str] = deque(maxlen=200)
         self.stopped = False
         threading.Thread(target=self._read, args=(log,), daemon=True).start()
 
@@ -112,13 +113,16 @@ class SlurmReplica:
         for line in self.srun.stdout:
             if not self.ready.is_set() and line.startswith(READY_MARK):
                 self.where = json.loads(line[len(READY_MARK) :])
-                self.url = self.where['url']
+                self.url = self.where['url'] + '/v1'
                 self.ready.set()
                 continue
             self.tail.append(line)
             log.write(line)
             log.flush()
         log.close()
+
+    def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
+        return ''.join(self.tail)[-chars:]
 
     def alive(self) -> bool:
         return not self.stopped and self.srun.poll() is None
@@ -147,7 +151,7 @@ class SlurmReplica:
 class SlurmPlacement:
     """Starts replicas as job steps of the allocation it runs in; ``start_timeout_s`` bounds the
     wait for every step to report its URL; each server's output goes to
-    ``{log_dir}/{name}.out``."""
+    ``{log_dir}/{name}.log``."""
 
     def __init__(
         self,
@@ -182,6 +186,9 @@ class SlurmPlacement:
             journal.note(replica.name, 'started', job=job, **replica.where)
         return replicas
 
+    def wait_ready(self, replicas: list, timeout_s: float) -> None:
+        wait_healthy(replicas, timeout_s)
+
     def _launch(self, spec, job: str, node: str, positions: list[int]) -> SlurmReplica:
         command = [
             'srun', '--overlap', f'--jobid={job}', '-w', node, '-N1', '-n1',
@@ -202,7 +209,7 @@ class SlurmPlacement:
             ),  # SIGTERM: srun ends its step and exits
         )
         if self.log_dir:
-            log = open(self.log_dir / f'{spec.name}.out', 'a', encoding='utf-8')  # noqa: SIM115
+            log = open(self.log_dir / f'{spec.name}.log', 'a', encoding='utf-8')  # noqa: SIM115
         else:
             log = open(os.devnull, 'w')  # noqa: SIM115 (the reader thread closes it)
         return SlurmReplica(spec.name, job, node, srun, log)
@@ -222,7 +229,7 @@ def _await_ready(replica: SlurmReplica, timeout_s: float) -> None:
             )
             raise ClusterSetupError(
                 f'SlurmPlacement: the step of replica {replica.name} on {replica.node} {what}: '
-                + (''.join(replica.tail).strip()[-600:] or 'no output')
+                + (replica.log_tail(600).strip() or 'no output')
             )
 
 

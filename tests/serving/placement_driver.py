@@ -20,10 +20,7 @@ import time
 from pathlib import Path
 
 from opencompass_lveval.atomic import write_text
-from opencompass_lveval.serving.dispatch import dispatch
-from opencompass_lveval.serving.plan import PlannedRequest
 from opencompass_lveval.serving.replicas import ReplicaSpec, healthy, placement_class, serving
-from opencompass_lveval.serving.store import ReplyStore
 
 TOKENS_PER_S = 3000
 CAP_TOKENS = 6000
@@ -41,8 +38,10 @@ def specs(folder: Path, count: int, gpus: int) -> list[ReplicaSpec]:
     return made
 
 
-def workload() -> list[PlannedRequest]:
-    """60 requests of 300 to 4000 tokens: about 20 s of one replica's work."""
+def workload() -> list:
+    """60 requests of 300 to 4000 tokens: about 40 s of one replica's work."""
+    from opencompass_lveval.serving.plan import PlannedRequest
+
     made = []
     for index in range(60):
         cost = 300 + (index * 997) % 3700
@@ -70,6 +69,9 @@ def main(placement: str, folder: str, count: str, gpus: str, mode: str) -> None:
         if mode == 'hold':
             while True:
                 time.sleep(1)
+        from opencompass_lveval.serving.dispatch import dispatch  # seconds: after the hold mode's
+        from opencompass_lveval.serving.store import ReplyStore
+
         requests = workload()
         report = dispatch(
             requests, replicas, ReplyStore(work / 'replies'), CAP_TOKENS, 60,

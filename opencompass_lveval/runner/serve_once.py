@@ -45,6 +45,7 @@ DEFAULTS = {
     'cost_model': 'linear',
     'replica_env': None,
     'runner': None,
+    'server_argv': None,
 }
 
 
@@ -108,7 +109,8 @@ def is_served(model_cfg: dict) -> bool:
 class ServeOnceRunner(BaseRunner):
     """See the module. Settings: ``replicas``, ``placement`` ('local', 'ray', 'slurm') and
     ``placement_settings``, ``cap_tokens``, ``request_deadline_s``, ``ready_timeout_s``,
-    ``cost_model`` ('linear' or 'quadratic': ``serving/plan.py``), ``replica_env``, and
+    ``cost_model`` ('linear' or 'quadratic': ``serving/plan.py``), ``replica_env``,
+    ``server_argv`` (a stand-in server in place of vLLM's, for tests and benchmarks), and
     ``runner``, the runner of the materialising and other tasks (``CheckedLocalRunner`` by
     default)."""
 
@@ -163,6 +165,7 @@ class ServeOnceRunner(BaseRunner):
             settings['replicas'],
             dict(settings['replica_env'] or {}),
             use_gpus=bool((model_cfg.get('run_cfg') or {}).get('num_gpus')),
+            server_argv=settings['server_argv'],
         )
         log_dir = osp.join(work_dir, 'logs', 'serve', abbr)
         placement = placement_class(settings['placement'])(

@@ -48,7 +48,7 @@ class DispatchReport:
     answered: int = 0
     skipped: int = 0
     requeued: int = 0
-    dropped: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # failed, probing or out at the end
     seconds: float = 0.0
 
 
@@ -114,7 +114,7 @@ class Dispatcher:
         if self.failure is not None:
             raise self.failure
         self.progress(total, total)
-        self.report.dropped = [s.replica.name for s in self.slots if s.state == 'out']
+        self.report.dropped = [s.replica.name for s in self.slots if s.state != 'ready']
         self.report.seconds = round(time.monotonic() - started, 3)
         return self.report
 

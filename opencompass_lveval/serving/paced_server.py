@@ -38,6 +38,11 @@ def paced_answer(body: dict) -> str:
     return f'paced {digest[:16]}'
 
 
+def body_key(body: dict) -> str:
+    """How the log names a request: a digest of its body."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def prompt_tokens(prompt: Any) -> int:
     """Tokens of a prompt: a list of ids as they are, a text by its words (a stand-in count)."""
     if isinstance(prompt, list):
@@ -128,7 +133,7 @@ def handler(pacer: Pacer, kv_tokens: Optional[int]) -> type:
                 return
             prompt, answer = prompt_tokens(body.get('prompt')), int(body.get('max_tokens', 16))
             request, done = pacer.admit(prompt + answer)
-            key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+            key = body_key(body)
             pacer.record('received', request, key=key, prompt_tokens=prompt, max_tokens=answer)
             done.wait()
             text = paced_answer(body)
@@ -138,13 +143,12 @@ def handler(pacer: Pacer, kv_tokens: Optional[int]) -> type:
                 'choices': [{'index': 0, 'text': text, 'finish_reason': 'length'}],
                 'usage': {'prompt_tokens': prompt, 'completion_tokens': answer},
             }
+            pacer.release(request)  # before the reply: a client that has it may send more
             try:
                 self._send(200, json.dumps(reply).encode())
                 pacer.record('answered', request, key=key)
             except OSError:  # the client gave up (its deadline): no answer went out
                 pacer.record('abandoned', request, key=key)
-            finally:
-                pacer.release(request)
 
     return Paced
 

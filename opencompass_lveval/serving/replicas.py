@@ -305,18 +305,28 @@ def tensor_parallel_size(model_cfg: dict) -> int:
 
 
 def replica_specs(
-    model_cfg: dict, served_name: str, count: int, env: dict, use_gpus: bool = True
+    model_cfg: dict,
+    served_name: str,
+    count: int,
+    env: dict,
+    use_gpus: bool = True,
+    server_argv: Optional[list[str]] = None,
 ) -> list[ReplicaSpec]:
     """``count`` replicas of a model, named ``{abbr}-r{i}``, each asking for its tensor-parallel
     size in GPUs (none where ``use_gpus`` is off: a CPU engine); ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
-    where a RoPE scaling covers the window, as the in-process wrapper sets it."""
+    where a RoPE scaling covers the window, as the in-process wrapper sets it. ``server_argv``:
+    another server's command in place of vLLM's (a stand-in such as ``paced_server``), with
+    ``{model}`` (the model folder), ``{host}`` and ``{port}`` filled."""
     from ..models.rope import scaled_window
 
     env = dict(env)
     scaling = model_cfg.get('rope_scaling')
     if scaling and model_cfg['max_seq_len'] <= scaled_window(scaling):
         env['VLLM_ALLOW_LONG_MAX_MODEL_LEN'] = '1'
-    argv = vllm_server_argv(model_cfg, served_name)
+    if server_argv:
+        argv = [arg.replace('{model}', str(model_cfg['path'])) for arg in server_argv]
+    else:
+        argv = vllm_server_argv(model_cfg, served_name)
     gpus = tensor_parallel_size(model_cfg) if use_gpus else 0
     return [ReplicaSpec(f'{model_cfg["abbr"]}-r{i}', argv, env, gpus) for i in range(count)]
 

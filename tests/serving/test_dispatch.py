@@ -1,0 +1,236 @@
+"""The dispatcher over real local HTTP replicas (``paced_server``, started by ``LocalPlacement``):
+what each server received, as its own log says, is checked against the dispatcher's rules."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from opencompass_lveval.serving.dispatch import dispatch
+from opencompass_lveval.serving.paced_server import body_key, paced_answer
+from opencompass_lveval.serving.plan import PlannedRequest
+from opencompass_lveval.serving.replicas import (
+    LocalPlacement,
+    ReplicaError,
+    ReplicaSpec,
+    kv_capacity,
+    serving,
+)
+from opencompass_lveval.serving.store import ReplyStore
+
+PACED = [sys.executable, '-m', 'opencompass_lveval.serving.paced_server', '--port', '{port}']
+
+
+def paced_specs(folder: Path, speeds: list[float], kv_tokens: int = 0) -> list[ReplicaSpec]:
+    specs = []
+    for index, speed in enumerate(speeds):
+        argv = [*PACED, '--tokens-per-s', str(speed), '--log', str(folder / f'r{index}.jsonl')]
+        argv += ['--kv-tokens', str(kv_tokens)] if kv_tokens else []
+        specs.append(ReplicaSpec(f'r{index}', argv, {}, 0))
+    return specs
+
+
+def planned(costs: list[int], answer: int = 8) -> list[PlannedRequest]:
+    """Requests of these costs (prompt ids of cost - answer tokens), each a distinct body."""
+    made = []
+    for index, cost in enumerate(costs):
+        ids = [index] * (cost - answer)
+        body = {'model': 'm', 'prompt': ids, 'max_tokens': answer}
+        made.append(PlannedRequest(body_key(body), cost, ids, answer, body, f'#{index}'))
+    return made
+
+
+def received(folder: Path) -> dict[str, list[dict]]:
+    """Each replica's 'received' lines, in the order its log has them."""
+    lines = {}
+    for log in sorted(folder.glob('r*.jsonl')):
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        lines[log.stem] = [e for e in events if e['event'] == 'received']
+    return lines
+
+
+def placement(tmp_path: Path) -> LocalPlacement:
+    return LocalPlacement(log_dir=tmp_path / 'logs')
+
+
+def test_longest_first_and_the_cap_held_as_the_servers_saw_it(tmp_path):
+    costs = [60 + (i * 37) % 400 for i in range(40)]
+    requests, cap = planned(costs), 900
+    store = ReplyStore(tmp_path / 'store')
+    with serving(placement(tmp_path), paced_specs(tmp_path, [4000, 4000]), 60) as replicas:
+        report = dispatch(requests, replicas, store, cap, 30)
+    seen = received(tmp_path)
+    assert max(e['tokens_in_flight'] for lines in seen.values() for e in lines) <= cap
+    assert sum(report.sent.values()) == len(requests) == report.answered
+    for request in requests:  # each reply stored, and it is that request's
+        assert store.get(request.key)['text'] == paced_answer(request.body)
+    # The first wave arrived first: each replica filled with the longest requests that fit.
+    wave, left = [], sorted(costs, reverse=True)
+    for _ in seen:
+        room = cap
+        for cost in list(left):
+            if cost <= room:
+                wave.append(cost)
+                left.remove(cost)
+                room -= cost
+    assert wave[:4] == sorted(costs)[-4:][::-1] and len(wave) == 5  # the cap's room backfilled
+    order = sorted((e for lines in seen.values() for e in lines), key=lambda e: e['time'])
+    assert sorted(e['prompt_tokens'] + e['max_tokens'] for e in order[: len(wave)]) == sorted(wave)
+
+
+def test_one_request_at_a_time_each_replica_takes_them_longest_first(tmp_path):
+    costs = [300 + (i * 53) % 290 for i in range(16)]  # all above half the cap
+    with serving(placement(tmp_path), paced_specs(tmp_path, [5000, 5000]), 60) as replicas:
+        dispatch(planned(costs), replicas, ReplyStore(tmp_path / 'store'), 600, 30)
+    seen = received(tmp_path)
+    for lines in seen.values():  # each replica: strictly as planned
+        sent = [e['prompt_tokens'] + e['max_tokens'] for e in lines]
+        assert sorted(sent, reverse=True) == sent and len(sent) >= 4
+    # Across both: any request began no later than every request at least 2 places smaller
+    # (the two replicas' sends of one moment may arrive in either order).
+    order = sorted((e for lines in seen.values() for e in lines), key=lambda e: e['time'])
+    sent = [e['prompt_tokens'] + e['max_tokens'] for e in order]
+    ranks = sorted(range(len(sent)), key=lambda i: -sent[i])
+    assert all(abs(at - rank) <= 1 for rank, at in enumerate(ranks))
+
+
+def test_a_restarted_dispatch_asks_only_what_is_not_stored(tmp_path):
+    requests = planned([100 + i for i in range(20)])
+    store = ReplyStore(tmp_path / 'store')
+    with serving(placement(tmp_path), paced_specs(tmp_path, [50000]), 60) as replicas:
+        dispatch(requests[:12], replicas, store, 1000, 30)
+        again = dispatch(requests, replicas, store, 1000, 30)
+    keys = [e['key'] for e in received(tmp_path)['r0']]
+    assert sorted(keys) == sorted(r.key for r in requests)  # each asked exactly once
+    assert (again.skipped, again.answered) == (12, 8)
+
+
+def test_the_first_writer_of_a_key_wins(tmp_path):
+    store = ReplyStore(tmp_path / 'store')
+    key = 'ab' * 32
+    kept = []
+
+    def write(index: int) -> None:
+        if store.put_once(key, {'text': f'writer {index}', 'prompt_tokens': index}):
+            kept.append(index)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(kept) == 1
+    assert store.get(key)['text'] == f'writer {kept[0]}'
+    assert not [p for p in store.records.path(key).parent.iterdir() if p.suffix == '.part']
+    # A damaged entry is set aside and replaced by the next reply.
+    other = 'cd' * 32
+    store.records.path(other).parent.mkdir(parents=True, exist_ok=True)
+    store.records.path(other).write_text('{"text": ')
+    assert store.put_once(other, {'text': 'whole'}) and store.get(other)['text'] == 'whole'
+    assert store.records.path(other).with_suffix('.damaged').read_text() == '{"text": '
+
+
+def killed_mid_run(replicas, folder: Path, after: int) -> dict:
+    """Kill replica r0 once its log shows ``after`` requests received; what it held then."""
+    log = folder / 'r0.jsonl'
+    while len(received(folder).get('r0', [])) < after:
+        time.sleep(0.01)
+    os.killpg(replicas[0].process.pid, signal.SIGKILL)
+    replicas[0].process.wait()
+    held = [e['key'] for e in received(folder)['r0']]
+    answered = [
+        json.loads(line)['key']
+        for line in log.read_text().splitlines()
+        if json.loads(line)['event'] == 'answered'
+    ]
+    return {'unanswered': set(held) - set(answered)}
+
+
+def test_a_killed_replica_loses_only_what_it_held(tmp_path):
+    requests = planned([200 + (i * 31) % 300 for i in range(30)])
+    store = ReplyStore(tmp_path / 'store')
+    with serving(placement(tmp_path), paced_specs(tmp_path, [3000, 3000]), 60) as replicas:
+        outcome = {}
+        killer = threading.Thread(
+            target=lambda: outcome.update(killed_mid_run(replicas, tmp_path, 4))
+        )
+        killer.start()
+        report = dispatch(requests, replicas, store, 1200, 30, reprobe_s=0.5)
+        killer.join()
+    assert all(store.has(r.key) for r in requests)
+    asked = [e['key'] for lines in received(tmp_path).values() for e in lines]
+    twice = {key for key in asked if asked.count(key) > 1}
+    assert twice and twice <= outcome['unanswered']  # only what it held was asked again
+    assert report.requeued >= len(twice) and report.dropped == ['r0']
+
+
+def test_a_replica_that_stops_answering_is_probed_out(tmp_path):
+    requests = planned([300] * 12)
+    store = ReplyStore(tmp_path / 'store')
+    with serving(placement(tmp_path), paced_specs(tmp_path, [2000, 2000]), 60) as replicas:
+        os.killpg(replicas[0].process.pid, signal.SIGSTOP)
+        report = dispatch(requests, replicas, store, 700, 2, probe_timeout_s=1, reprobe_s=30)
+        stopped_pid = replicas[0].process.pid
+    assert all(store.has(r.key) for r in requests)
+    assert report.dropped == ['r0'] and report.requeued == report.sent['r0'] >= 1
+    with pytest.raises(ProcessLookupError):  # stopped, and still ended at the block's end
+        os.kill(stopped_pid, 0)
+
+
+def test_every_replica_lost_is_an_error_naming_them(tmp_path):
+    with serving(placement(tmp_path), paced_specs(tmp_path, [1000, 1000]), 60) as replicas:
+        for replica in replicas:
+            os.killpg(replica.process.pid, signal.SIGKILL)
+        with pytest.raises(ReplicaError, match=r'every replica failed') as caught:
+            dispatch(planned([100, 200]), replicas, ReplyStore(tmp_path / 's'), 500, 1)
+    assert '- r0 on' in str(caught.value) and '- r1 on' in str(caught.value)
+
+
+def test_a_request_over_the_cap_is_refused_before_any_is_sent(tmp_path):
+    refused = pytest.raises(ReplicaError, match='raise cap_tokens to at least that')
+    with serving(placement(tmp_path), paced_specs(tmp_path, [1000]), 60) as replicas, refused:
+        dispatch(planned([100, 900]), replicas, ReplyStore(tmp_path / 's'), 500, 5)
+    assert received(tmp_path)['r0'] == []
+
+
+def test_the_default_cap_is_the_engines_kv_capacity(tmp_path):
+    with serving(placement(tmp_path), paced_specs(tmp_path, [1000], kv_tokens=4096), 60) as r:
+        assert kv_capacity(r[0]) == 4096
+
+
+class Recording(LocalPlacement):
+    """LocalPlacement that keeps the process ids it started."""
+
+    def start(self, specs):
+        started = super().start(specs)
+        self.pids = [replica.process.pid for replica in started]
+        return started
+
+
+def test_a_replica_that_exits_before_it_is_ready_is_named_with_its_log(tmp_path):
+    crash = [sys.executable, '-c', 'print("weights not found: /nowhere"); raise SystemExit(3)']
+    specs = [*paced_specs(tmp_path, [1000]), ReplicaSpec('broken', crash, {}, 0)]
+    recording = Recording(log_dir=tmp_path / 'logs')
+    refused = pytest.raises(ReplicaError, match=r'(?s)replica broken .*weights not found')
+    with refused, serving(recording, specs, 60):
+        pass
+    for pid in recording.pids:  # the healthy one too: nothing is left running
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_the_replicas_are_stopped_on_ctrl_c(tmp_path):
+    specs = paced_specs(tmp_path, [1000, 1000])
+    with pytest.raises(KeyboardInterrupt), serving(placement(tmp_path), specs, 60) as replicas:
+        pids = [replica.process.pid for replica in replicas]
+        raise KeyboardInterrupt
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -74,23 +74,25 @@ def job_gpus(job_detail: str, expand) -> dict[str, int]:
 
 def assign(specs: list, nodes: list[str], gpus: dict[str, int]) -> list[tuple[str, list[int]]]:
     """For each spec, a node and the positions of its GPUs there: the replicas spread over the
-    nodes (the fewest replicas first), none sharing a GPU; a refusal where they do not fit."""
+    nodes (the fewest replicas first), none sharing a GPU, the largest placed first so that they
+    find room; a refusal where they do not fit."""
     free = {node: deque(range(gpus.get(node, 0))) for node in nodes}
     placed = dict.fromkeys(nodes, 0)
-    chosen = []
-    for spec in specs:
+    chosen: dict[int, tuple[str, list[int]]] = {}
+    for index in sorted(range(len(specs)), key=lambda i: -specs[i].gpus):
+        spec = specs[index]
         fits = [n for n in nodes if len(free[n]) >= spec.gpus]
         if not fits:
             raise ClusterSetupError(
                 f'SlurmPlacement: replica {spec.name} needs {spec.gpus} GPUs on one node, and '
-                f'no node of the job has that many left ({_describe(gpus, nodes)}) after the '
-                'replicas before it: submit the job with more nodes or --gres=gpu:N, or ask '
-                'for fewer replicas'
+                f'no node of the job has that many left ({_describe(gpus, nodes)}) beside the '
+                'other replicas: submit the job with more nodes or --gres=gpu:N, or ask for '
+                'fewer replicas'
             )
         node = min(fits, key=lambda n: (placed[n], -len(free[n])))
         placed[node] += 1
-        chosen.append((node, [free[node].popleft() for _ in range(spec.gpus)]))
-    return chosen
+        chosen[index] = (node, [free[node].popleft() for _ in range(spec.gpus)])
+    return [chosen[index] for index in range(len(specs))]
 
 
 def _describe(gpus: dict[str, int], nodes: list[str]) -> str:

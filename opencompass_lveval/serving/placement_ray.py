@@ -78,6 +78,7 @@ class RayReplica:
         self.url, self.node = where['url'] + '/v1', where['host']
         self.log: Optional[Path] = None
         self.stopped = False
+        self.on_stop = lambda: None
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
         if self.log is None:
@@ -107,6 +108,7 @@ class RayReplica:
             code = 'lost'  # the node is gone or silent: its server went with it, or with the actor
         ray.kill(self.actor)
         self.journal.note(self.name, 'stopped', code=code)
+        self.on_stop()
 
     def __repr__(self) -> str:
         return f'RayReplica({self.name!r}, {self.url}, on {self.node})'
@@ -127,6 +129,8 @@ class RayPlacement:
         self.log_dir = Path(log_dir).resolve() if log_dir else None
         self.num_cpus = num_cpus
         self.start_timeout_s = start_timeout_s
+        self.connected = False  # by this placement: it disconnects when its replicas are gone
+        self.running: set[str] = set()
 
     def _connect(self) -> Any:
         import ray
@@ -139,10 +143,28 @@ class RayPlacement:
                     'that `ray start --head` started), or set the placement address'
                 )
             ray.init(address=address, logging_level='WARNING', log_to_driver=False)
+            self.connected = True
         return ray
+
+    def _stopped(self, name: str) -> None:
+        """Once its last replica stopped, a placement that connected to Ray disconnects, so
+        that a runner after it (``RayRunner`` for the prediction files) connects afresh."""
+        import ray
+
+        self.running.discard(name)
+        if not self.running and self.connected:
+            ray.shutdown()
+            self.connected = False
 
     def start(self, specs: list) -> list[RayReplica]:
         ray = self._connect()
+        try:
+            return self._start(ray, specs)
+        except BaseException:
+            self._stopped('')  # nothing runs: disconnect
+            raise
+
+    def _start(self, ray: Any, specs: list) -> list[RayReplica]:
         _refuse_what_no_node_has(ray, specs)
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -174,6 +196,8 @@ class RayPlacement:
         for spec, actor, where in zip(specs, actors, places):
             journal.note(spec.name, 'started', **where)
             replica = RayReplica(spec.name, actor, where, journal)
+            replica.on_stop = lambda name=spec.name: self._stopped(name)
+            self.running.add(spec.name)
             replica.log = self.log_dir / f'{spec.name}.log' if self.log_dir else None
             replicas.append(replica)
         return replicas

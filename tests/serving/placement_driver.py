@@ -69,7 +69,7 @@ def main(placement: str, folder: str, count: str, gpus: str, mode: str) -> None:
         if mode == 'hold':
             while True:
                 time.sleep(1)
-        from opencompass_lveval.serving.dispatch import dispatch  # seconds: after the hold mode's
+        from opencompass_lveval.serving.dispatch import dispatch  # seconds to import: not in hold
         from opencompass_lveval.serving.store import ReplyStore
 
         requests = workload()
@@ -78,7 +78,8 @@ def main(placement: str, folder: str, count: str, gpus: str, mode: str) -> None:
             progress=lambda done, total: write_text(work / 'progress', str(done)),
         )  # fmt: skip
         write_text(work / 'report.json', json.dumps({**vars(report), 'planned': len(requests)}))
-    write_text(work / 'stopped', str(time.time()))
+    connected = 'ray' in sys.modules and sys.modules['ray'].is_initialized()
+    write_text(work / 'stopped', json.dumps({'ray_connected': connected}))
 
 
 if __name__ == '__main__':

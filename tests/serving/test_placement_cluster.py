@@ -205,3 +205,5 @@ def test_a_node_killed_mid_dispatch_its_requests_go_to_the_others(cluster, tmp_p
         assert {key for key, n in asked.items() if n > 1} <= cut  # only what was in flight
         assert report['requeued'] >= len(cut)
         none_left(folders[name], process)
+        # The placement let Ray go with its last replica (a RayRunner after it connects afresh).
+        assert json.loads((folders[name] / 'stopped').read_text()) == {'ray_connected': False}

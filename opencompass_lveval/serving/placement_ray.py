@@ -15,6 +15,7 @@ replica ran (host, Ray node id, GPUs, URL) and when it stopped is a line of
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -78,6 +79,7 @@ class RayReplica:
         self.url, self.node = where['url'] + '/v1', where['host']
         self.log: Optional[Path] = None
         self.stopped = False
+        self.lost = False  # its actor died or went silent: not asked again
         self.on_stop = lambda: None
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
@@ -86,14 +88,16 @@ class RayReplica:
         return log_tail(self.log, chars)
 
     def alive(self) -> bool:
-        """The server process runs, as its actor says within a few seconds."""
+        """The server process runs, as its actor says within a few seconds; an actor that died
+        or did not answer is lost for good (a dispatcher asking again would wait again)."""
         import ray
 
-        if self.stopped:
+        if self.stopped or self.lost:
             return False
         try:
             return ray.get(self.actor.returncode.remote(), timeout=_ASK_S) is None
         except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
+            self.lost = True
             return False
 
     def stop(self) -> None:
@@ -102,10 +106,10 @@ class RayReplica:
         if self.stopped:
             return
         self.stopped = True
-        try:
-            code: Any = ray.get(self.actor.stop.remote(), timeout=_STOP_GRACE_S + _ASK_S)
-        except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
-            code = 'lost'  # the node is gone or silent: its server went with it, or with the actor
+        code: Any = 'lost'  # its node is gone or silent: the server went with it, or the actor
+        if not self.lost:
+            with contextlib.suppress(ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
+                code = ray.get(self.actor.stop.remote(), timeout=_STOP_GRACE_S + _ASK_S)
         ray.kill(self.actor)
         self.journal.note(self.name, 'stopped', code=code)
         self.on_stop()

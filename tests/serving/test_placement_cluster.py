@@ -29,6 +29,7 @@ DRIVER = Path(__file__).with_name('placement_driver.py')
 HEAD = 'lvhead'
 COMPUTE = {'lvnode1', 'lvnode2', 'lvnode3'}
 ENV = {**os.environ, 'PYTHONPATH': str(REPO)}
+SLURM_OPT_IN = 'LVEVAL_TEST_SLURM'
 
 
 def rig(*argv: str, timeout: float = 300) -> None:
@@ -42,9 +43,14 @@ def rig(*argv: str, timeout: float = 300) -> None:
 def unavailable() -> str | None:
     if os.geteuid() != 0:
         return 'the rig needs root (network namespaces, mounts, daemons): python3 tools/rig.py up'
-    for tool in ('ip', 'nsenter', 'unshare', 'slurmctld'):
+    for tool in ('ip', 'nsenter', 'unshare'):
         if not shutil.which(tool):
-            return f'{tool} is not installed (Slurm: LVEVAL_TEST_SLURM=1 with tests/runner)'
+            return f'{tool} is not installed'
+    if not (shutil.which('slurmctld') or os.environ.get('CI') or os.environ.get(SLURM_OPT_IN)):
+        return (
+            f'Slurm is not installed, and installing it (apt, a munge key) is opt-in: '
+            f'{SLURM_OPT_IN}=1 (CI sets CI=true), as for tests/runner/test_cluster.py'
+        )
     try:
         import ray  # noqa: F401
     except ImportError:

@@ -130,21 +130,28 @@ class SlurmReplica:
         return not self.stopped and self.srun.poll() is None
 
     def stop(self) -> None:
+        """SIGTERM to the server itself (an engine then frees its shared memory), then the step
+        cancelled, then ``srun`` killed, each after a grace period."""
         if self.stopped:
             return
         self.stopped = True
-        with suppress(ProcessLookupError):
-            self.srun.terminate()  # srun passes SIGTERM on to the server
-        with suppress(subprocess.TimeoutExpired):
-            self.srun.wait(timeout=_STOP_GRACE_S)
-        step = self.where.get('step')
-        if step:  # whatever is left of the step, everywhere it runs
-            subprocess.run(['scancel', f'{self.job}.{step}'], capture_output=True, timeout=60)
-        with suppress(subprocess.TimeoutExpired):
-            self.srun.wait(timeout=_STOP_GRACE_S)
-        if self.srun.poll() is None:
-            self.srun.kill()
+        step = f'{self.job}.{self.where["step"]}' if self.where.get('step') else None
+        if step:
+            self._scancel('--signal=TERM', step)  # to the step's tasks; srun then ends
+        else:  # no ready line yet: srun passes SIGTERM on, then ends the step
+            with suppress(ProcessLookupError):
+                self.srun.terminate()
+        for last_resort in (lambda: step and self._scancel(step), self.srun.kill):
+            try:
+                self.srun.wait(timeout=_STOP_GRACE_S)
+                break
+            except subprocess.TimeoutExpired:
+                last_resort()
         self.journal.note(self.name, 'stopped', code=self.srun.wait())
+
+    @staticmethod
+    def _scancel(*argv: str) -> None:
+        subprocess.run(['scancel', *argv], capture_output=True, timeout=60)
 
     def __repr__(self) -> str:
         return f'SlurmReplica({self.name!r}, {self.url or "starting"}, on {self.node})'

@@ -96,7 +96,10 @@ def check_settings(settings: dict) -> dict:
     for key, (what, good) in RULES.items():
         if not good(merged[key]):
             raise ModelConfigError(f'ServeOnceRunner: {key} must be {what}, not {merged[key]!r}')
-    placement_class(merged['placement'])
+    try:
+        placement_class(merged['placement'])
+    except ModelConfigError as exc:
+        raise ModelConfigError(f'ServeOnceRunner: {exc}') from None
     return merged
 
 

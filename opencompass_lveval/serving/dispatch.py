@@ -4,7 +4,9 @@ Why this order and this cap: the stage ends when its last request does, so the l
 start first and the short ones fill the gaps at the end (longest-processing-time first, within
 4/3 of the best schedule); a replica given more tokens at once than its KV cache holds would
 preempt and recompute, so each one holds at most ``cap_tokens`` (prompt plus answer tokens of
-the requests it is answering). When a replica has room, it takes the longest request that fits.
+the requests it is answering). Each request in turn, longest first, goes to the replica with
+the fewest tokens in flight among those it fits; one that fits nowhere waits while shorter ones
+fill what room there is.
 
 Faults: every request has a deadline (``request_deadline_s``, the whole reply). A request that
 fails or passes its deadline goes back to the queue, and its replica gets nothing more until
@@ -119,18 +121,21 @@ class Dispatcher:
         return self.report
 
     def _assign(self) -> None:
-        """Each ready replica takes the longest requests that fit its room (lock held)."""
-        for slot in self.slots:
-            while slot.state == 'ready' and self.queue:
-                room = self.cap - slot.held
-                request = next((r for r in self.queue if r.cost <= room), None)
-                if request is None:
-                    break
-                self.queue.remove(request)
-                slot.held += request.cost
-                self.in_flight += 1
-                self.report.sent[slot.replica.name] += 1
-                threading.Thread(target=self._send, args=(slot, request), daemon=True).start()
+        """The longest requests first, each to the ready replica holding the fewest tokens
+        among those it fits (a slower replica keeps its tokens longer and so gets fewer); a
+        request that fits nowhere waits while shorter ones fill the room (lock held)."""
+        for request in list(self.queue):
+            ready = [
+                s for s in self.slots if s.state == 'ready' and s.held + request.cost <= self.cap
+            ]
+            if not ready:
+                continue
+            slot = min(ready, key=lambda s: s.held)
+            self.queue.remove(request)
+            slot.held += request.cost
+            self.in_flight += 1
+            self.report.sent[slot.replica.name] += 1
+            threading.Thread(target=self._send, args=(slot, request), daemon=True).start()
 
     def _send(self, slot: _Slot, request: PlannedRequest) -> None:
         """One request on its own thread: its reply stored, or the request put back."""

@@ -47,12 +47,17 @@ def planned(costs: list[int], answer: int = 8) -> list[PlannedRequest]:
     return made
 
 
+def log_lines(log: Path) -> list[dict]:
+    """A paced server's log lines, but a last one it is still writing."""
+    lines = log.read_text().split('\n')
+    return [json.loads(line) for line in lines[:-1]]
+
+
 def received(folder: Path) -> dict[str, list[dict]]:
     """Each replica's 'received' lines, in the order its log has them."""
     lines = {}
     for log in sorted(folder.glob('r*.jsonl')):
-        events = [json.loads(line) for line in log.read_text().splitlines()]
-        lines[log.stem] = [e for e in events if e['event'] == 'received']
+        lines[log.stem] = [e for e in log_lines(log) if e['event'] == 'received']
     return lines
 
 
@@ -71,16 +76,15 @@ def test_longest_first_and_the_cap_held_as_the_servers_saw_it(tmp_path):
     assert sum(report.sent.values()) == len(requests) == report.answered
     for request in requests:  # each reply stored, and it is that request's
         assert store.get(request.key)['text'] == paced_answer(request.body)
-    # The first wave arrived first: each replica filled with the longest requests that fit.
-    wave, left = [], sorted(costs, reverse=True)
-    for _ in seen:
-        room = cap
-        for cost in list(left):
-            if cost <= room:
-                wave.append(cost)
-                left.remove(cost)
-                room -= cost
-    assert wave[:4] == sorted(costs)[-4:][::-1] and len(wave) == 5  # the cap's room backfilled
+    # The first wave arrived first: longest first, each to the replica holding the fewest
+    # tokens among those it fits.
+    wave, held = [], [0] * len(seen)
+    for cost in sorted(costs, reverse=True):
+        fits = [i for i in range(len(held)) if held[i] + cost <= cap]
+        if fits:
+            held[min(fits, key=held.__getitem__)] += cost
+            wave.append(cost)
+    assert wave == sorted(costs)[-4:][::-1]
     order = sorted((e for lines in seen.values() for e in lines), key=lambda e: e['time'])
     assert sorted(e['prompt_tokens'] + e['max_tokens'] for e in order[: len(wave)]) == sorted(wave)
 
@@ -145,11 +149,7 @@ def killed_mid_run(replicas, folder: Path, after: int) -> dict:
     os.killpg(replicas[0].process.pid, signal.SIGKILL)
     replicas[0].process.wait()
     held = [e['key'] for e in received(folder)['r0']]
-    answered = [
-        json.loads(line)['key']
-        for line in log.read_text().splitlines()
-        if json.loads(line)['event'] == 'answered'
-    ]
+    answered = [line['key'] for line in log_lines(log) if line['event'] == 'answered']
     return {'unanswered': set(held) - set(answered)}
 
 
@@ -255,7 +255,7 @@ def ended(pid: int) -> bool:
 
 
 def events(folder: Path, kind: str) -> list[dict]:
-    lines = [json.loads(x) for log in folder.glob('r*.jsonl') for x in log.read_text().splitlines()]
+    lines = [line for log in folder.glob('r*.jsonl') for line in log_lines(log)]
     return [line for line in lines if line['event'] == kind]
 
 
@@ -286,3 +286,45 @@ def test_a_killed_dispatcher_resumed_asks_again_only_what_was_in_flight(tmp_path
     assert len(set(asked)) == 40 and twice <= held
     store = ReplyStore(tmp_path / 'store')
     assert all(store.has(r.key) for r in planned([100 + (i * 41) % 300 for i in range(40)]))
+
+
+def held_at_kill(replica, log: Path) -> set[str]:
+    """SIGKILL a replica's process group; the keys its log shows received and not answered."""
+    os.killpg(replica.process.pid, signal.SIGKILL)
+    replica.process.wait()
+    lines = log_lines(log)
+    asked = {x['key'] for x in lines if x['event'] == 'received'}
+    return asked - {x['key'] for x in lines if x['event'] == 'answered'}
+
+
+def test_three_kills_in_one_run_with_restarts_lose_only_what_was_held(tmp_path):
+    requests = planned([150 + (i * 29) % 250 for i in range(90)])
+    store = ReplyStore(tmp_path / 'store')
+    held: list[str] = []  # what each kill caught in flight (a request may be caught twice)
+    finished = threading.Event()
+
+    def kill_alternately(replicas) -> None:
+        """Three kills, each replica restarted by this thread, which then waits for the end:
+        a process started with PR_SET_PDEATHSIG dies with the thread that started it."""
+        for victim in (0, 1, 0):
+            log = tmp_path / f'r{victim}.jsonl'
+            before = len(received(tmp_path).get(f'r{victim}', []))
+            while len(received(tmp_path).get(f'r{victim}', [])) < before + 3:
+                time.sleep(0.01)
+            held.extend(held_at_kill(replicas[victim], log))
+            replicas[victim].launch()  # restarted on its port; the dispatcher probes it back
+        finished.wait()
+
+    with serving(placement(tmp_path), paced_specs(tmp_path, [4000, 4000]), 60) as replicas:
+        killer = threading.Thread(target=kill_alternately, args=(replicas,))
+        killer.start()
+        try:
+            report = dispatch(requests, replicas, store, 1000, 30, reprobe_s=0.2)
+        finally:
+            finished.set()
+            killer.join()
+    assert all(store.get(r.key)['text'] == paced_answer(r.body) for r in requests)
+    asked = [e['key'] for lines in received(tmp_path).values() for e in lines]
+    again = len(asked) - len(set(asked))  # asks beyond the first
+    assert 3 <= again <= len(held) and {k for k in asked if asked.count(k) > 1} <= set(held)
+    assert report.sent['r0'] > 0 and report.sent['r1'] > 0 and report.dropped == []

@@ -21,8 +21,6 @@ REPO = Path(__file__).resolve().parents[2]
 def workload_config(root: Path, model: Path, served: bool) -> Path:
     """The demo-serve config on a few LV-Eval subsets and Ada-LEval's four demo files; served,
     or in process under the local runner (one engine)."""
-    from opencompass_lveval.runner.local import CheckedLocalRunner
-
     cfg = load_config('eval_demo_serve.py')
     cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEPT or 'LVEval' not in d['abbr']]
     cfg.models[0].update(path=str(model), model_kwargs=dict(VLLM_ENGINE_KWARGS))
@@ -31,7 +29,9 @@ def workload_config(root: Path, model: Path, served: bool) -> Path:
     else:
         cfg.infer.partitioner = dict(type='NumWorkerPartitioner', num_worker=1)
         cfg.infer.runner = dict(
-            type=CheckedLocalRunner, max_num_workers=1, task=cfg.infer.runner.task
+            type='opencompass_lveval.runner.local.CheckedLocalRunner',
+            max_num_workers=1,
+            task=cfg.infer.runner.task,
         )
     path = root / ('served.py' if served else 'in_process.py')
     cfg.dump(str(path))

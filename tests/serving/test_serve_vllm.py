@@ -6,6 +6,7 @@ gigabytes and the machine's cores."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,12 +106,160 @@ def test_two_replicas_served_the_stage_within_the_engines_kv_capacity(runs):
     assert len(logs) == 2 and report['cap_tokens'] == min(capacities)
 
 
-def test_no_replica_process_is_left(runs):
+def replica_processes(root: Path) -> list[str]:
+    """vLLM servers of the model under ``root`` still running (not zombies)."""
     import subprocess
 
-    listed = subprocess.run(['ps', '-eo', 'args'], capture_output=True, text=True).stdout
-    assert not [
+    listed = subprocess.run(['ps', '-eo', 'stat,args'], capture_output=True, text=True).stdout
+    return [
         line
         for line in listed.splitlines()
-        if 'vllm.entrypoints.openai.api_server' in line and str(runs[1].parents[1]) in line
+        if 'vllm.entrypoints.openai.api_server' in line
+        and str(root) in line
+        and not line.startswith('Z')
     ]
+
+
+def test_no_replica_process_is_left(runs):
+    assert not replica_processes(runs[1].parents[1])
+
+
+class Reached:
+    """A replica started elsewhere, reached by its URL (for a dispatcher of another process)."""
+
+    def __init__(self, name: str, url: str) -> None:
+        self.name, self.url, self.node = name, url, 'localhost'
+
+    def alive(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        pass
+
+    def log_tail(self, chars: int = 3000) -> str:
+        return ''
+
+
+def fault_cap(requests: list) -> int:
+    """Room for the two longest requests at once on each replica: several in flight to lose."""
+    return 2 * max(request.cost for request in requests)
+
+
+def planned_stage(config: Path) -> list:
+    from mmengine.config import Config
+
+    from opencompass_lveval.serving.plan import plan_model
+
+    cfg = Config.fromfile(str(config), format_python_code=False)
+    return plan_model(cfg.models[0], cfg.datasets)
+
+
+def dispatch_to(config: str, store: str, names_and_urls: list) -> None:
+    """A dispatcher process of its own, to replicas this test holds."""
+    from opencompass_lveval.serving.dispatch import dispatch
+    from opencompass_lveval.serving.store import ReplyStore
+
+    replicas = [Reached(name, url) for name, url in names_and_urls]
+    requests = planned_stage(Path(config))
+    dispatch(requests, replicas, ReplyStore(store), fault_cap(requests), 120)
+
+
+@pytest.fixture(scope='module')
+def pair(runs):
+    """Two replicas of the tiny model that log each request received and answered, with the
+    planned stage and the undisturbed run's replies."""
+    from mmengine.config import Config
+
+    from opencompass_lveval.serving.plan import model_identity, served_model_name
+    from opencompass_lveval.serving.replicas import LocalPlacement, replica_specs, serving
+    from opencompass_lveval.serving.store import ReplyStore
+
+    config = runs[1].parents[1] / 'served.py'
+    model_cfg = Config.fromfile(str(config), format_python_code=False).models[0]
+    identity = model_identity(model_cfg)
+    specs = replica_specs(
+        model_cfg,
+        served_model_name(identity),
+        2,
+        {**VLLM_ENV, 'HF_HUB_OFFLINE': '1'},
+        use_gpus=False,
+    )
+    specs = [type(s)(s.name, [*s.argv, '--enable-log-requests'], s.env, 0) for s in specs]
+    folder = runs[1].parents[1] / 'faults'
+    with serving(LocalPlacement(log_dir=folder / 'logs'), specs, 900) as replicas:
+        undisturbed = ReplyStore(runs[1] / 'serve' / 'replies' / identity)
+        yield config, planned_stage(config), replicas, undisturbed, folder
+    assert not replica_processes(runs[1].parents[1])  # every replica ended, killed ones too
+
+
+def counts(replica) -> tuple[int, int]:
+    """(requests received, responses generated) as the replica's own log says."""
+    text = replica.log.read_text(errors='replace')
+    return text.count('Received request'), text.count('Generated response')
+
+
+def same_replies(requests, store, undisturbed) -> bool:
+    return all(store.get(r.key)['text'] == undisturbed.get(r.key)['text'] for r in requests)
+
+
+def test_a_killed_dispatcher_resumed_gives_the_undisturbed_replies(pair):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from opencompass_lveval.serving.store import ReplyStore
+
+    config, requests, replicas, undisturbed, folder = pair
+    store = folder / 'resumed'
+    before = [counts(r) for r in replicas]
+    here = Path(__file__).parent
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(here), str(here.parent), str(REPO)])}
+    targets = [(r.name, r.url) for r in replicas]
+    call = (
+        f'import test_serve_vllm as t; t.dispatch_to({str(config)!r}, {str(store)!r}, {targets!r})'
+    )
+    first = subprocess.Popen([sys.executable, '-c', call], env=env)
+    while sum(counts(r)[1] - b[1] for r, b in zip(replicas, before)) < 5:
+        assert first.poll() is None
+        time.sleep(0.05)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    at_kill = [counts(r) for r in replicas]
+    in_flight = sum(received - generated for received, generated in at_kill) - sum(
+        received - generated for received, generated in before
+    )
+    subprocess.run([sys.executable, '-c', call], env=env, check=True, timeout=900)
+    asked = sum(counts(r)[0] - b[0] for r, b in zip(replicas, before))
+    assert same_replies(requests, ReplyStore(store), undisturbed)
+    assert 0 <= asked - len(requests) <= in_flight
+
+
+def test_a_replica_killed_mid_run_gives_the_undisturbed_replies(pair):
+    import os
+    import signal
+    import threading
+    import time
+
+    from opencompass_lveval.serving.dispatch import dispatch
+    from opencompass_lveval.serving.store import ReplyStore
+
+    config, requests, replicas, undisturbed, folder = pair
+    store = ReplyStore(folder / 'killed')
+    before = [counts(r) for r in replicas]
+    caught = []
+
+    def kill_r0() -> None:
+        while counts(replicas[0])[1] - before[0][1] < 3:
+            time.sleep(0.05)
+        os.killpg(replicas[0].process.pid, signal.SIGKILL)
+        received, generated = counts(replicas[0])
+        caught.append((received - before[0][0]) - (generated - before[0][1]))
+
+    killer = threading.Thread(target=kill_r0)
+    killer.start()
+    report = dispatch(requests, replicas, store, fault_cap(requests), 120, reprobe_s=1)
+    killer.join()
+    asked = sum(counts(r)[0] - b[0] for r, b in zip(replicas, before))
+    assert same_replies(requests, store, undisturbed)
+    assert report.dropped == [replicas[0].name] and 0 <= asked - len(requests) <= caught[0]

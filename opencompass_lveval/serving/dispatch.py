@@ -184,11 +184,12 @@ class Dispatcher:
         ok = healthy(slot.replica, self.probe_timeout_s)
         with self.changed:
             if ok:
-                slot.state = 'ready'
+                slot.state, slot.out_since = 'ready', 0.0
             else:
-                _LOG.warning(f'{slot.replica.name} failed its health probe: out of the rotation')
-                slot.state, slot.out_since = 'out', time.monotonic()
-                slot.next_probe = time.monotonic() + self.reprobe_s
+                if not slot.out_since:  # out since its first failed probe, however many follow
+                    _LOG.warning(f'{slot.replica.name} failed its health probe: out of rotation')
+                    slot.out_since = time.monotonic()
+                slot.state, slot.next_probe = 'out', time.monotonic() + self.reprobe_s
             self.changed.notify_all()
 
     def _probe_the_out(self) -> None:

@@ -328,3 +328,21 @@ def test_three_kills_in_one_run_with_restarts_lose_only_what_was_held(tmp_path):
     again = len(asked) - len(set(asked))  # asks beyond the first
     assert 3 <= again <= len(held) and {k for k in asked if asked.count(k) > 1} <= set(held)
     assert report.sent['r0'] > 0 and report.sent['r1'] > 0 and report.dropped == []
+
+
+def test_replicas_that_all_stop_answering_end_the_dispatch_with_an_error(tmp_path):
+    started = time.monotonic()
+    with serving(placement(tmp_path), paced_specs(tmp_path, [1000, 1000]), 60) as replicas:
+        for replica in replicas:
+            os.killpg(replica.process.pid, signal.SIGSTOP)
+        with pytest.raises(ReplicaError, match=r'(?s)every replica failed.*r0 on .* \(running\)'):
+            dispatch(
+                planned([100] * 4),
+                replicas,
+                ReplyStore(tmp_path / 's'),
+                500,
+                2,
+                probe_timeout_s=0.5,
+                reprobe_s=0.2,
+            )
+    assert time.monotonic() - started < 30  # re-probing a stopped replica does not go on for ever

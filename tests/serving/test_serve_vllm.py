@@ -24,6 +24,8 @@ def workload_config(root: Path, model: Path, served: bool) -> Path:
     or in process under the local runner (one engine)."""
     cfg = load_config('eval_demo_serve.py')
     cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEPT or 'LVEval' not in d['abbr']]
+    for dataset in cfg.datasets:  # read from anywhere: the fault tests plan in this process
+        dataset['path'] = str(root / dataset['path'])
     cfg.models[0].update(path=str(model), model_kwargs=dict(VLLM_ENGINE_KWARGS))
     if served:
         cfg.infer.runner.update(replicas=2, replica_env=dict(VLLM_ENV), ready_timeout_s=600)

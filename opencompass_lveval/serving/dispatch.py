@@ -14,7 +14,8 @@ fails or passes its deadline goes back to the queue, and its replica gets nothin
 again every ``reprobe_s`` while its process lives (a restarted replica comes back), and when
 every replica is out for ``request_deadline_s`` the dispatch stops with an error naming them and
 the end of each one's log. A request refused outright (HTTP 4xx other than 408/409/429) is an
-error at once: another replica would refuse it too.
+error at once: another replica would refuse it too; one that fails ``MAX_ATTEMPTS`` times
+(a 5xx it alone causes, say) is an error naming it, rather than a run that never ends.
 
 Each reply goes to the ``ReplyStore`` once (first writer wins): requests whose key is there are
 not sent, so a restarted dispatch asks only what was in flight when the last one stopped.
@@ -35,6 +36,7 @@ from .store import ReplyStore
 
 _LOG = logging.getLogger(__name__)
 RETRIED_STATUS = frozenset({408, 409, 429})
+MAX_ATTEMPTS = 5  # sends of one request before it stops the dispatch
 
 
 class RefusedRequest(ReplicaError):
@@ -88,6 +90,7 @@ class Dispatcher:
         self.report = DispatchReport(sent={r.name: 0 for r in replicas})
         self.queue: list[PlannedRequest] = []
         self.in_flight = 0
+        self.failures: dict[str, int] = {}  # failed sends per request key
         self.failure: Optional[BaseException] = None
         self.changed = threading.Condition()
 
@@ -163,18 +166,29 @@ class Dispatcher:
             if failure is not None:
                 self.failure = self.failure or failure
             elif problem is not None:
-                _LOG.warning(f'{slot.replica.name}: {request.label} failed ({problem}); requeued')
-                self.report.requeued += 1
-                self.queue.append(request)
-                self.queue.sort(key=lambda r: (-r.cost, r.key))
-                if slot.state == 'ready':
-                    slot.state = 'probing'
-                    threading.Thread(target=self._probe, args=(slot,), daemon=True).start()
+                self._requeue(slot, request, problem)
             else:
                 self.report.answered += 1
                 if self.report.answered % max(1, self._total() // 20) == 0:
                     self.progress(self.report.answered, self._total())
             self.changed.notify_all()
+
+    def _requeue(self, slot: _Slot, request: PlannedRequest, problem: str) -> None:
+        """The request back in the queue, its replica probed before it gets more (lock held)."""
+        failed = self.failures[request.key] = self.failures.get(request.key, 0) + 1
+        if failed >= MAX_ATTEMPTS:
+            self.failure = self.failure or ReplicaError(
+                f'{request.label} failed {failed} times (MAX_ATTEMPTS), the last on '
+                f'{slot.replica.name}: {problem}'
+            )
+            return
+        _LOG.warning(f'{slot.replica.name}: {request.label} failed ({problem}); requeued')
+        self.report.requeued += 1
+        self.queue.append(request)
+        self.queue.sort(key=lambda r: (-r.cost, r.key))
+        if slot.state == 'ready':
+            slot.state = 'probing'
+            threading.Thread(target=self._probe, args=(slot,), daemon=True).start()
 
     def _total(self) -> int:
         return self.report.answered + len(self.queue) + self.in_flight

@@ -346,3 +346,51 @@ def test_replicas_that_all_stop_answering_end_the_dispatch_with_an_error(tmp_pat
                 reprobe_s=0.2,
             )
     assert time.monotonic() - started < 30  # re-probing a stopped replica does not go on for ever
+
+
+class Failing:
+    """A replica on 127.0.0.1 that is healthy and answers every completion with HTTP 500."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _answer(self, status: int) -> None:
+                self.send_response(status)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            def do_GET(self):
+                self._answer(200)
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers['Content-Length']))
+                self._answer(500)
+
+        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.name, self.node = 'failing', 'localhost'
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}/v1'
+
+    def alive(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+    def log_tail(self, chars: int = 3000) -> str:
+        return ''
+
+
+def test_a_request_that_always_fails_ends_the_dispatch_naming_it(tmp_path):
+    from opencompass_lveval.serving.dispatch import MAX_ATTEMPTS
+
+    replica = Failing()
+    try:
+        with pytest.raises(ReplicaError, match=rf'#0 failed {MAX_ATTEMPTS} times .*HTTPError'):
+            dispatch(planned([100]), [replica], ReplyStore(tmp_path / 's'), 500, 5)
+    finally:
+        replica.stop()

@@ -195,9 +195,10 @@ def pair(runs):
 
 
 def counts(replica) -> tuple[int, int]:
-    """(requests received, responses generated) as the replica's own log says."""
+    """(requests received, requests answered) as the replica's own log says: vLLM's request log
+    (``--enable-log-requests``) and its access log."""
     text = replica.log.read_text(errors='replace')
-    return text.count('Received request'), text.count('Generated response')
+    return text.count('Received request'), text.count('"POST /v1/completions HTTP/1.1" 200')
 
 
 def same_replies(requests, store, undisturbed) -> bool:

@@ -261,7 +261,7 @@ def post_completion(replica: Replica, request: PlannedRequest, deadline_s: float
 
 
 def reply_record(payload: Any, seconds: float) -> dict:
-    """The stored fields of an OpenAI completion (``store.REPLY_FIELDS``)."""
+    """The stored fields of an OpenAI completion (those of the API reply cache, ``cache.py``)."""
     choice = payload['choices'][0]
     if not isinstance(choice.get('text'), str):
         raise ValueError(f'the reply has no text: {str(choice)[:200]}')

@@ -266,3 +266,38 @@ def test_a_replica_killed_mid_run_gives_the_undisturbed_replies(pair):
     asked = sum(counts(r)[0] - b[0] for r, b in zip(replicas, before))
     assert same_replies(requests, store, undisturbed)
     assert report.dropped == [replicas[0].name] and 0 <= asked - len(requests) <= caught[0]
+
+
+def test_a_replica_that_stops_answering_gives_the_undisturbed_replies(pair):
+    """After the kill above: the killed replica restarted on its port, the other one stopped
+    (SIGSTOP) mid-run: its requests pass their deadline and go to the restarted one."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from opencompass_lveval.serving.dispatch import dispatch
+    from opencompass_lveval.serving.replicas import wait_healthy
+    from opencompass_lveval.serving.store import ReplyStore
+
+    config, requests, replicas, undisturbed, folder = pair
+    replicas[0].launch()
+    wait_healthy([replicas[0]], 900)
+    store = ReplyStore(folder / 'stopped')
+    before = [counts(r) for r in replicas]
+    caught = []
+
+    def stop_r1() -> None:
+        while counts(replicas[1])[1] - before[1][1] < 2:
+            time.sleep(0.05)
+        os.killpg(replicas[1].process.pid, signal.SIGSTOP)
+        by_r1 = sum((store.get(r.key) or {}).get('replica') == replicas[1].name for r in requests)
+        caught.append(counts(replicas[1])[0] - before[1][0] - by_r1)
+
+    stopper = threading.Thread(target=stop_r1)
+    stopper.start()
+    report = dispatch(requests, replicas, store, fault_cap(requests), 20, probe_timeout_s=5)
+    stopper.join()
+    asked = sum(counts(r)[0] - b[0] for r, b in zip(replicas, before))
+    assert same_replies(requests, store, undisturbed)
+    assert report.dropped == [replicas[1].name] and 1 <= asked - len(requests) <= caught[0]

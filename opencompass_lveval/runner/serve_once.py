@@ -96,7 +96,10 @@ def check_settings(settings: dict) -> dict:
     for key, (what, good) in RULES.items():
         if not good(merged[key]):
             raise ModelConfigError(f'ServeOnceRunner: {key} must be {what}, not {merged[key]!r}')
-    placement_class(merged['placement'])
+    try:
+        placement_class(merged['placement'])
+    except ModelConfigError as exc:
+        raise ModelConfigError(f'ServeOnceRunner: {exc}') from None
     return merged
 
 
@@ -174,7 +177,14 @@ class ServeOnceRunner(BaseRunner):
         with serving(placement, specs, settings['ready_timeout_s']) as replicas:
             cap = settings['cap_tokens'] or engine_capacity(replicas)
             logger.info(f'{abbr}: {len(replicas)} replicas ready, {cap} tokens in flight each')
-            report = dispatch(pending, replicas, store, cap, settings['request_deadline_s'])
+            report = dispatch(
+                pending,
+                replicas,
+                store,
+                cap,
+                settings['request_deadline_s'],
+                progress=lambda done, total: logger.info(f'{abbr}: {done} of {total} answered'),
+            )
         record = {'cap_tokens': cap, 'planned': len(requests), **dataclasses.asdict(report)}
         write_text(osp.join(work_dir, 'serve', f'{abbr}.dispatch.json'), json.dumps(record))
         logger.info(f'{abbr}: served {report.answered} requests in {report.seconds:.1f} s')

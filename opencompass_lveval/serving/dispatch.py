@@ -4,7 +4,9 @@ Why this order and this cap: the stage ends when its last request does, so the l
 start first and the short ones fill the gaps at the end (longest-processing-time first, within
 4/3 of the best schedule); a replica given more tokens at once than its KV cache holds would
 preempt and recompute, so each one holds at most ``cap_tokens`` (prompt plus answer tokens of
-the requests it is answering). When a replica has room, it takes the longest request that fits.
+the requests it is answering). Each request in turn, longest first, goes to the replica with
+the fewest tokens in flight among those it fits; one that fits nowhere waits while shorter ones
+fill what room there is.
 
 Faults: every request has a deadline (``request_deadline_s``, the whole reply). A request that
 fails or passes its deadline goes back to the queue, and its replica gets nothing more until
@@ -12,7 +14,8 @@ fails or passes its deadline goes back to the queue, and its replica gets nothin
 again every ``reprobe_s`` while its process lives (a restarted replica comes back), and when
 every replica is out for ``request_deadline_s`` the dispatch stops with an error naming them and
 the end of each one's log. A request refused outright (HTTP 4xx other than 408/409/429) is an
-error at once: another replica would refuse it too.
+error at once: another replica would refuse it too; one that fails ``MAX_ATTEMPTS`` times
+(a 5xx it alone causes, say) is an error naming it, rather than a run that never ends.
 
 Each reply goes to the ``ReplyStore`` once (first writer wins): requests whose key is there are
 not sent, so a restarted dispatch asks only what was in flight when the last one stopped.
@@ -33,6 +36,7 @@ from .store import ReplyStore
 
 _LOG = logging.getLogger(__name__)
 RETRIED_STATUS = frozenset({408, 409, 429})
+MAX_ATTEMPTS = 5  # sends of one request before it stops the dispatch
 
 
 class RefusedRequest(ReplicaError):
@@ -86,6 +90,7 @@ class Dispatcher:
         self.report = DispatchReport(sent={r.name: 0 for r in replicas})
         self.queue: list[PlannedRequest] = []
         self.in_flight = 0
+        self.failures: dict[str, int] = {}  # failed sends per request key
         self.failure: Optional[BaseException] = None
         self.changed = threading.Condition()
 
@@ -119,18 +124,21 @@ class Dispatcher:
         return self.report
 
     def _assign(self) -> None:
-        """Each ready replica takes the longest requests that fit its room (lock held)."""
-        for slot in self.slots:
-            while slot.state == 'ready' and self.queue:
-                room = self.cap - slot.held
-                request = next((r for r in self.queue if r.cost <= room), None)
-                if request is None:
-                    break
-                self.queue.remove(request)
-                slot.held += request.cost
-                self.in_flight += 1
-                self.report.sent[slot.replica.name] += 1
-                threading.Thread(target=self._send, args=(slot, request), daemon=True).start()
+        """The longest requests first, each to the ready replica holding the fewest tokens
+        among those it fits (a slower replica keeps its tokens longer and so gets fewer); a
+        request that fits nowhere waits while shorter ones fill the room (lock held)."""
+        for request in list(self.queue):
+            ready = [
+                s for s in self.slots if s.state == 'ready' and s.held + request.cost <= self.cap
+            ]
+            if not ready:
+                continue
+            slot = min(ready, key=lambda s: s.held)
+            self.queue.remove(request)
+            slot.held += request.cost
+            self.in_flight += 1
+            self.report.sent[slot.replica.name] += 1
+            threading.Thread(target=self._send, args=(slot, request), daemon=True).start()
 
     def _send(self, slot: _Slot, request: PlannedRequest) -> None:
         """One request on its own thread: its reply stored, or the request put back."""
@@ -158,18 +166,29 @@ class Dispatcher:
             if failure is not None:
                 self.failure = self.failure or failure
             elif problem is not None:
-                _LOG.warning(f'{slot.replica.name}: {request.label} failed ({problem}); requeued')
-                self.report.requeued += 1
-                self.queue.append(request)
-                self.queue.sort(key=lambda r: (-r.cost, r.key))
-                if slot.state == 'ready':
-                    slot.state = 'probing'
-                    threading.Thread(target=self._probe, args=(slot,), daemon=True).start()
+                self._requeue(slot, request, problem)
             else:
                 self.report.answered += 1
                 if self.report.answered % max(1, self._total() // 20) == 0:
                     self.progress(self.report.answered, self._total())
             self.changed.notify_all()
+
+    def _requeue(self, slot: _Slot, request: PlannedRequest, problem: str) -> None:
+        """The request back in the queue, its replica probed before it gets more (lock held)."""
+        failed = self.failures[request.key] = self.failures.get(request.key, 0) + 1
+        if failed >= MAX_ATTEMPTS:
+            self.failure = self.failure or ReplicaError(
+                f'{request.label} failed {failed} times (MAX_ATTEMPTS), the last on '
+                f'{slot.replica.name}: {problem}'
+            )
+            return
+        _LOG.warning(f'{slot.replica.name}: {request.label} failed ({problem}); requeued')
+        self.report.requeued += 1
+        self.queue.append(request)
+        self.queue.sort(key=lambda r: (-r.cost, r.key))
+        if slot.state == 'ready':
+            slot.state = 'probing'
+            threading.Thread(target=self._probe, args=(slot,), daemon=True).start()
 
     def _total(self) -> int:
         return self.report.answered + len(self.queue) + self.in_flight
@@ -179,11 +198,12 @@ class Dispatcher:
         ok = healthy(slot.replica, self.probe_timeout_s)
         with self.changed:
             if ok:
-                slot.state = 'ready'
+                slot.state, slot.out_since = 'ready', 0.0
             else:
-                _LOG.warning(f'{slot.replica.name} failed its health probe: out of the rotation')
-                slot.state, slot.out_since = 'out', time.monotonic()
-                slot.next_probe = time.monotonic() + self.reprobe_s
+                if not slot.out_since:  # out since its first failed probe, however many follow
+                    _LOG.warning(f'{slot.replica.name} failed its health probe: out of rotation')
+                    slot.out_since = time.monotonic()
+                slot.state, slot.next_probe = 'out', time.monotonic() + self.reprobe_s
             self.changed.notify_all()
 
     def _probe_the_out(self) -> None:
@@ -241,7 +261,7 @@ def post_completion(replica: Replica, request: PlannedRequest, deadline_s: float
 
 
 def reply_record(payload: Any, seconds: float) -> dict:
-    """The stored fields of an OpenAI completion (``store.REPLY_FIELDS``)."""
+    """The stored fields of an OpenAI completion (those of the API reply cache, ``cache.py``)."""
     choice = payload['choices'][0]
     if not isinstance(choice.get('text'), str):
         raise ValueError(f'the reply has no text: {str(choice)[:200]}')

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -164,6 +165,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     pacer = Pacer(args.tokens_per_s, args.log)
     server = ThreadingHTTPServer((args.host, args.port), handler(pacer, args.kv_tokens))
     server.daemon_threads = True
+    pacer.record('started', -1, pid=os.getpid(), port=args.port)
     server.serve_forever()
 
 

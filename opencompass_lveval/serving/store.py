@@ -20,8 +20,6 @@ from typing import Optional
 from ..cache import JsonRecords
 from ..models.api_client import CACHED_SHAPE
 
-REPLY_FIELDS = ('text', 'prompt_tokens', 'completion_tokens', 'latency_s', 'finish_reason')
-
 
 class ReplyStore:
     """Replies of one model's requests under ``folder`` (``{key[:2]}/{key}.json``)."""

@@ -31,6 +31,8 @@ _CLASSES = {
     'LongContextInferTask': 'runner.infer_task',
     'CheckedSlurmRunner': 'runner.slurm',
     'RayRunner': 'runner.ray_runner',
+    'ServeOnceRunner': 'runner.serve_once',
+    'ServedVLLM': 'serving.served',
     'CheckedLocalRunner': 'runner.local',
     'CheckedPartitioner': 'runner.prelaunch',
     'JudgeEvalTask': 'runner.judge_task',

@@ -26,6 +26,12 @@ def test_config_dumps_and_reads_back(name, tmp_path):
         assert runners == {'opencompass_lveval.runner.ray_runner.RayRunner'}
     elif name.endswith('_slurm.py'):
         assert runners == {'opencompass_lveval.runner.slurm.CheckedSlurmRunner'}
+    elif name.endswith('_serve.py'):  # its settings pass the checks of the runner's build
+        from opencompass_lveval.runner.serve_once import ServeOnceRunner
+
+        runner = dict(again.infer.runner)
+        assert runner.pop('type') == 'opencompass_lveval.runner.serve_once.ServeOnceRunner'
+        assert ServeOnceRunner(**runner).settings['replicas'] == 2
 
 
 def test_the_cluster_forms_are_shipped():

@@ -74,6 +74,19 @@ def engine_kwargs(
     return kwargs
 
 
+def sampling_settings(
+    stop_words: list[str], stopping_criteria: list[str], generation_kwargs: dict, max_out_len: int
+) -> dict:
+    """The sampling of one greedy answer: what the engine gets in process, and what a served
+    replica is sent (``serving/plan.py``), from one place so that both answer alike."""
+    return {
+        'temperature': 0,
+        'max_tokens': max_out_len,
+        'stop': sorted(set(stop_words + list(stopping_criteria))),
+        **generation_kwargs,
+    }
+
+
 @MODELS.register_module()
 class LongContextVLLM(LongContextModel):
     """vLLM, greedy, on the ids of ``InputBuilder`` (exact or official inputs).
@@ -110,10 +123,9 @@ class LongContextVLLM(LongContextModel):
         items = [self.input_ids(p, max_out_len) for p in inputs]
         prompts = [{'prompt_token_ids': item.ids} for item in items]
         sampling = {
-            'temperature': 0,
-            'max_tokens': max_out_len,
-            'stop': sorted(set(self.stop_words + stopping_criteria)),
-            **self.generation_kwargs,
+            **sampling_settings(
+                self.stop_words, stopping_criteria, self.generation_kwargs, max_out_len
+            ),
             **kwargs,
         }
         started = time.perf_counter()

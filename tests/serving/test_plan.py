@@ -1,0 +1,77 @@
+"""What is known before any weights load: request costs, the replicas' command lines and where
+their GPUs come from."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from opencompass_lveval.serving.plan import quadratic_cost, request_cost, request_key
+from opencompass_lveval.serving.replicas import (
+    LocalPlacement,
+    ReplicaError,
+    ReplicaSpec,
+    replica_specs,
+    vllm_server_argv,
+)
+
+YARN = {'rope_type': 'yarn', 'factor': 8.0, 'original_max_position_embeddings': 8192}
+
+
+@pytest.fixture
+def model_folder(tmp_path):
+    config = {'hidden_size': 4096, 'max_position_embeddings': 8192, 'rope_theta': 10000.0}
+    (tmp_path / 'config.json').write_text(json.dumps(config))
+    return tmp_path
+
+
+def test_the_quadratic_cost_adds_attention_from_the_model_config(model_folder, tmp_path):
+    square = quadratic_cost(str(model_folder))
+    assert square == 1 / (12 * 4096)
+    # A 128k prompt of an 8B-sized layer: attention is 2.67 times the linear work.
+    assert request_cost(131072, 0, square) == 131072 + 349525
+    assert request_cost(1000, 64) == 1064  # the default: prompt plus answer tokens
+    assert quadratic_cost(str(tmp_path / 'nowhere')) is None
+
+
+def test_the_key_changes_with_model_ids_and_sampling():
+    sampling = {'temperature': 0, 'max_tokens': 8, 'stop': []}
+    key = request_key('m', [1, 2, 3], sampling)
+    assert key == request_key('m', [1, 2, 3], dict(reversed(sampling.items())))
+    assert (
+        len({key, request_key('n', [1, 2, 3], sampling), request_key('m', [1, 2], sampling)}) == 3
+    )
+    assert key != request_key('m', [1, 2, 3], {**sampling, 'max_tokens': 9})
+
+
+def test_the_server_gets_the_wrappers_engine_settings(model_folder):
+    model = dict(
+        abbr='m',
+        path=str(model_folder),
+        max_seq_len=32768 * 2,
+        rope_scaling=YARN,
+        model_kwargs=dict(dtype='bfloat16', tensor_parallel_size=2),
+        run_cfg=dict(num_gpus=2),
+    )
+    argv = vllm_server_argv(model, 'served')
+    shown = ' '.join(argv)
+    assert '--max-model-len 65536' in shown and '--enable-prefix-caching' in shown
+    assert '--enable-chunked-prefill' in shown  # a window past 32k
+    assert '--dtype bfloat16 --tensor-parallel-size 2' in shown
+    assert '--host {host} --port {port}' in shown and '--served-model-name served' in shown
+    overrides = json.loads(argv[argv.index('--hf-overrides') + 1])
+    assert 'yarn' in json.dumps(overrides)
+    specs = replica_specs(model, 'served', 3, {'A': 'b'})
+    assert [s.gpus for s in specs] == [2, 2, 2] and specs[0].name == 'm-r0'
+    assert specs[0].env == {'A': 'b', 'VLLM_ALLOW_LONG_MAX_MODEL_LEN': '1'}  # YaRN covers 64k
+
+
+def test_local_replicas_get_their_own_gpus_or_an_error(tmp_path):
+    placement = LocalPlacement(log_dir=tmp_path, devices=['0', '1', '2'])
+    specs = [ReplicaSpec(f'r{i}', ['true'], {}, 1) for i in range(3)]
+    placed = placement._with_devices(specs)
+    assert [s.env['CUDA_VISIBLE_DEVICES'] for s in placed] == ['0', '1', '2']
+    wide = [ReplicaSpec(f'r{i}', ['true'], {}, 2) for i in range(2)]
+    with pytest.raises(ReplicaError, match=r'ask for 4 GPUs in all and this machine has 3'):
+        placement._with_devices(wide)

@@ -132,7 +132,8 @@ class CutOffProxy:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
         self.url = f'http://127.0.0.1:{self._server.server_address[1]}/v1'
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # polled every 0.05 s: ``stop`` (``shutdown``) waits out one poll, 0.5 s by default
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
 
     def _admit(self) -> bool:
         with self._lock:
@@ -192,7 +193,8 @@ class ChatServer:
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
         self.url = f'http://127.0.0.1:{self._server.server_address[1]}/v1'
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        # polled every 0.05 s: ``stop`` (``shutdown``) waits out one poll, 0.5 s by default
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
 
     def _handler(self):
         import json

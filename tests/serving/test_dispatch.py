@@ -153,6 +153,7 @@ def killed_mid_run(replicas, folder: Path, after: int) -> dict:
     return {'unanswered': set(held) - set(answered)}
 
 
+@pytest.mark.slow  # a replica killed mid-run, then the rest answered: seconds
 def test_a_killed_replica_loses_only_what_it_held(tmp_path):
     requests = planned([200 + (i * 31) % 300 for i in range(30)])
     store = ReplyStore(tmp_path / 'store')
@@ -171,6 +172,7 @@ def test_a_killed_replica_loses_only_what_it_held(tmp_path):
     assert report.requeued >= len(twice) and report.dropped == ['r0']
 
 
+@pytest.mark.slow  # waits out a stopped replica's deadline
 def test_a_replica_that_stops_answering_is_probed_out(tmp_path):
     requests = planned([300] * 12)
     store = ReplyStore(tmp_path / 'store')
@@ -183,6 +185,7 @@ def test_a_replica_that_stops_answering_is_probed_out(tmp_path):
     assert ended(stopped_pid)  # stopped, and still ended at the block's end
 
 
+@pytest.mark.slow  # waits for every replica to be given up
 def test_every_replica_lost_is_an_error_naming_them(tmp_path):
     with serving(placement(tmp_path), paced_specs(tmp_path, [1000, 1000]), 60) as replicas:
         for replica in replicas:
@@ -297,6 +300,7 @@ def held_at_kill(replica, log: Path) -> set[str]:
     return asked - {x['key'] for x in lines if x['event'] == 'answered'}
 
 
+@pytest.mark.slow  # three kills and restarts: seconds
 def test_three_kills_in_one_run_with_restarts_lose_only_what_was_held(tmp_path):
     requests = planned([150 + (i * 29) % 250 for i in range(90)])
     store = ReplyStore(tmp_path / 'store')

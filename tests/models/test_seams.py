@@ -464,7 +464,9 @@ UNPROVEN = {
 }
 
 
-@pytest.mark.parametrize('case', sliced(list(UNPROVEN), {'stripped added token', 'Metaspace split'}))
+@pytest.mark.parametrize(
+    'case', sliced(list(UNPROVEN), {'stripped added token', 'Metaspace split'})
+)
 def test_a_pipeline_not_proven_is_counted_whole_and_exactly(corpora, served_forms, tmp_path, case):
     """A tokenizer whose pipeline differs from a proven form in one step gets no seam counter
     (checked as it loads), and its cut prompts are counted whole, as its server counts them."""

@@ -8,5 +8,7 @@
 #   adaleval_datasets += __import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])\
 #       .named('adaleval').at_sizes(adaleval_datasets, ['256k'], tasks=['bestanswer'])
 adaleval_datasets = (
-    __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('adaleval').configs()
+    __import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])
+    .named('adaleval')
+    .configs()
 )

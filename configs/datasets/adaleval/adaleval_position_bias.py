@@ -5,7 +5,9 @@ from mmengine.config import read_base
 with read_base():
     from .adaleval_gen import adaleval_datasets
 
-_adaleval = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('adaleval')
+_adaleval = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named(
+    'adaleval'
+)
 adaleval_position_bias_datasets = [
     dataset
     for position in ('front', 'middle', 'rear')

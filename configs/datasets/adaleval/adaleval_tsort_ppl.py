@@ -8,7 +8,9 @@ from opencompass_lveval.adaleval.dataset import AdaLEvalDataset
 from opencompass_lveval.adaleval.evaluator import AdaLEvalEvaluator
 from opencompass_lveval.prompts.prompt_template import LongContextPromptTemplate
 
-_adaleval = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('adaleval')
+_adaleval = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named(
+    'adaleval'
+)
 _orders = __import__('opencompass_lveval.adaleval.tasks', fromlist=['TSORT_ORDERS']).TSORT_ORDERS
 
 adaleval_tsort_ppl_datasets = [

@@ -10,5 +10,7 @@
 # `__import__`, not an import statement: the lazy config parser would turn the function into a
 # placeholder that cannot be called.
 lveval_datasets = (
-    __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('lveval').configs()
+    __import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])
+    .named('lveval')
+    .configs()
 )

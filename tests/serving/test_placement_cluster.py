@@ -82,8 +82,15 @@ def drive(placement: str, folder: Path, replicas: int, mode: str) -> subprocess.
     return subprocess.Popen(
         [sys.executable, str(RIG), 'run', HEAD, '--', *command],
         env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=heed_ctrl_c,
     )  # fmt: skip
+
+
+def heed_ctrl_c() -> None:
+    """SIGINT as a terminal gives it, whatever this process inherited: a suite started in the
+    background (``cmd &`` without job control) ignores SIGINT, and so would every driver it
+    starts, turning the Ctrl-C test into a hang."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(find, process: subprocess.Popen, timeout: float = 120, what: str = ''):

@@ -94,6 +94,21 @@ class _Task:
         return self.where().get('started', self.submitted)
 
 
+def connect_ray(address: str | None, who: str, setting: str) -> Any:
+    """Ray, connected to the cluster at ``address`` or else ``RAY_ADDRESS``; ``who`` and
+    ``setting`` (where the address is set) name the fix where neither is given."""
+    import ray
+
+    address = address or os.environ.get('RAY_ADDRESS')
+    if not address:
+        raise ClusterSetupError(
+            f'{who} needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head that '
+            f'`ray start --head` started), or set {setting}'
+        )
+    ray.init(address=address, logging_level='WARNING', log_to_driver=False)
+    return ray
+
+
 class _RayLauncher(BaseRunner):
     """The launching of ``RayRunner``, before ``StageOutcomes`` wraps it."""
 
@@ -114,15 +129,7 @@ class _RayLauncher(BaseRunner):
     def launch(self, tasks: list[dict]) -> list[tuple[str, int]]:
         if not tasks:
             return []
-        import ray
-
-        address = self.address or os.environ.get('RAY_ADDRESS')
-        if not address:
-            raise ClusterSetupError(
-                'RayRunner needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head that '
-                '`ray start --head` started), or set address= in the runner config'
-            )
-        ray.init(address=address, logging_level='WARNING', log_to_driver=False)
+        ray = connect_ray(self.address, 'RayRunner', 'address= in the runner config')
         try:
             return _Dispatch(self, ray, tasks).run()
         finally:

@@ -140,13 +140,9 @@ class RayPlacement:
         import ray
 
         if not ray.is_initialized():
-            address = self.address or os.environ.get('RAY_ADDRESS')
-            if not address:
-                raise ClusterSetupError(
-                    'RayPlacement needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head '
-                    'that `ray start --head` started), or set the placement address'
-                )
-            ray.init(address=address, logging_level='WARNING', log_to_driver=False)
+            from ..runner.ray_runner import connect_ray
+
+            connect_ray(self.address, 'RayPlacement', 'the placement address')
             self.connected = True
         return ray
 

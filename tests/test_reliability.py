@@ -17,6 +17,7 @@ import re
 import time
 import zipfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from parity_data import DATA
@@ -422,17 +423,11 @@ def empty_data_dir_variable_is_named(tmp: Path) -> str:
 
     from opencompass_lveval.lveval import data
 
-    saved = os.environ.get('LVEVAL_DATA_DIR')
-    os.environ['LVEVAL_DATA_DIR'] = ''
     try:
-        data.locate(data.default_data_dir(), 'cmrc_mixup_16k')  # what LVEvalDataset.load does
+        with mock.patch.dict(os.environ, {'LVEVAL_DATA_DIR': ''}):
+            data.locate(data.default_data_dir(), 'cmrc_mixup_16k')  # as LVEvalDataset.load does
     except ValueError as exc:
         return str(exc)
-    finally:
-        if saved is None:
-            del os.environ['LVEVAL_DATA_DIR']
-        else:
-            os.environ['LVEVAL_DATA_DIR'] = saved
     raise AssertionError('an empty LVEVAL_DATA_DIR read the current folder')
 
 
@@ -760,9 +755,7 @@ def api_key_echoed_encoded_is_redacted(tmp: Path) -> str:
     import os
 
     key = 'sk-proj/Ab+Cd=Ef-SECRETPART-9'
-    saved = os.environ.get('LVEVAL_TEST_KEY')
-    os.environ['LVEVAL_TEST_KEY'] = key
-    try:
+    with mock.patch.dict(os.environ, {'LVEVAL_TEST_KEY': key}):
         with HostileServer(echo_key(401)) as server:
             out = ask(api_model(server.url, tmp, key_env='LVEVAL_TEST_KEY'))
         os.environ['LVEVAL_TEST_KEY'] = key + '\n'
@@ -770,11 +763,6 @@ def api_key_echoed_encoded_is_redacted(tmp: Path) -> str:
             api_model(server.url, tmp, key_env='LVEVAL_TEST_KEY')
         except ValueError as exc:
             out += f'\n{exc}'
-    finally:
-        if saved is None:
-            del os.environ['LVEVAL_TEST_KEY']
-        else:
-            os.environ['LVEVAL_TEST_KEY'] = saved
     assert 'SECRETPART' not in out
     return out
 
@@ -929,17 +917,11 @@ def gpus_not_here_stop_the_run(tmp: Path) -> str:
 
     big = dict(BM25, abbr='big', run_cfg=dict(num_gpus=1))
     task = dict(models=[big], datasets=[two_lveval_datasets(tmp / 'data')], work_dir=str(tmp))
-    saved = os.environ.get('CUDA_VISIBLE_DEVICES')
-    os.environ['CUDA_VISIBLE_DEVICES'] = ''  # this machine, as if it had no GPU
-    try:
-        CheckedLocalRunner(task=dict(type=LongContextInferTask)).launch([task])
+    try:  # this machine, as if it had no GPU
+        with mock.patch.dict(os.environ, {'CUDA_VISIBLE_DEVICES': ''}):
+            CheckedLocalRunner(task=dict(type=LongContextInferTask)).launch([task])
     except SystemExit as stop:
         return str(stop)
-    finally:
-        if saved is None:
-            del os.environ['CUDA_VISIBLE_DEVICES']
-        else:
-            os.environ['CUDA_VISIBLE_DEVICES'] = saved
     raise AssertionError('a task asking for a GPU started on a machine without one')
 
 

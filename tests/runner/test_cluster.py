@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -18,44 +17,22 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from rigs import (
+    COMPUTE,
+    HEAD,
+    RIG,
+    SLURM_NOT_WANTED,
+    rig,
+    skip_unless_possible,
+    slurm_wanted,
+    unavailable,
+    wait_for,
+)
 from runs import OPENCOMPASS, REPO, derived_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
-RIG = REPO / 'tools' / 'rig.py'
 RIG_DIR = Path(os.environ.get('LVEVAL_RIG_DIR') or '/tmp/lveval-rig')
-HEAD = 'lvhead'  # where OpenCompass (the driver) runs; tasks run on the compute nodes
-COMPUTE = ('lvnode1', 'lvnode2', 'lvnode3')
-OPT_IN = 'LVEVAL_TEST_SLURM'
 FAULT_DATASETS = ('LVEval_loogle_SD_mixup_16k', 'LVEval_factrecall_zh_16k', 'AdaLEval_tsort_2k')
-
-
-def rig(*argv: str, cwd: Path | None = None, timeout: float = 300, check: bool = True):
-    done = subprocess.run(
-        [sys.executable, str(RIG), *argv], cwd=cwd, capture_output=True, text=True, timeout=timeout
-    )
-    if check:
-        assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-    return done
-
-
-def unavailable() -> str | None:
-    """Why the rig cannot start here, or None."""
-    if os.geteuid() != 0:
-        return 'the rig needs root (network namespaces, mounts, daemons): python3 tools/rig.py up'
-    for tool in ('ip', 'nsenter', 'unshare'):
-        if not shutil.which(tool):
-            return f'{tool} is not installed'
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return 'ray is not installed: pip install "opencompass_lveval[ray]"'
-    return None
-
-
-def slurm_wanted() -> bool:
-    """Slurm joins the rig where it is installed; the rig installs it (apt, a munge key) only
-    where asked to change the machine: in CI, or with LVEVAL_TEST_SLURM=1."""
-    return bool(shutil.which('slurmctld') or os.environ.get('CI') or os.environ.get(OPT_IN))
 
 
 @pytest.fixture(scope='module')
@@ -63,11 +40,7 @@ def cluster():
     """A head and three compute nodes with Ray (and Slurm, see ``slurm_wanted``); ``fresh()``
     brings them back after a test harmed one. Skipped, saying why, where the rig cannot start;
     in CI that fails instead. Torn down at the end, whatever happened."""
-    reason = unavailable()
-    if reason:
-        if os.environ.get('CI'):
-            pytest.fail(f'CI runs the cluster tests, but {reason}')
-        pytest.skip(reason)
+    skip_unless_possible(unavailable())
 
     class Cluster:
         harmed = True
@@ -81,10 +54,7 @@ def cluster():
 
         def need_slurm(self) -> None:
             if not self.slurm:
-                pytest.skip(
-                    f'Slurm is not installed, and installing it (apt, a munge key) is opt-in: '
-                    f'{OPT_IN}=1 (CI sets CI=true)'
-                )
+                pytest.skip(SLURM_NOT_WANTED)
 
     found = Cluster()
     try:
@@ -143,16 +113,6 @@ def slurm_steps() -> list[dict]:
     """The Slurm job steps the rig's task prolog logged: job, step, node, cuda, name."""
     text = (RIG_DIR / 'slurm' / 'steps.log').read_text()
     return [dict(part.split('=', 1) for part in line.split(' ', 4)) for line in text.splitlines()]
-
-
-def wait_for(find, timeout: float = 180, what: str = ''):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = find()
-        if found:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f'not within {timeout} s: {what}')
 
 
 def ray_attempt_on(run_root: Path, nodes: tuple[str, ...]) -> dict | None:
@@ -317,11 +277,11 @@ def test_ctrl_c_leaves_nothing_running(cluster, demo):
         command, cwd=demo, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
-    wait_for(lambda: ray_attempt_on(demo / 'ctrl_c', COMPUTE), what='a task started')
+    wait_for(lambda: ray_attempt_on(demo / 'ctrl_c', COMPUTE), 180, 'a task started')
     assert task_processes(demo), 'the started task is not found among the processes'
     os.killpg(process.pid, signal.SIGINT)
     process.wait(timeout=60)
-    wait_for(lambda: not task_processes(demo), timeout=30, what='every task process gone')
+    wait_for(lambda: not task_processes(demo), 30, 'every task process gone')
 
 
 def test_slurm_node_killed_mid_run(cluster, demo, local):
@@ -357,7 +317,7 @@ def test_slurm_node_killed_mid_run(cluster, demo, local):
     def first_inference():
         return next((s for s in slurm_steps()[seen:] if s['name'].startswith('OpenICLInfer')), None)
 
-    victim = wait_for(first_inference, what='an inference job started')
+    victim = wait_for(first_inference, 180, 'an inference job started')
     time.sleep(2)  # inside the task, which spends seconds on its imports
     rig('kill', victim['node'])
     cluster.harmed = True
@@ -400,7 +360,7 @@ def test_ray_nodes_killed_and_cut_off_mid_run(cluster, demo, local):
         hosts = sorted({r['host'] for r in records})
         return hosts if len(hosts) == 2 else None
 
-    killed, cut = wait_for(two_started, what='two tasks started on two nodes')
+    killed, cut = wait_for(two_started, 180, 'two tasks started on two nodes')
     time.sleep(2)
     rig('kill', killed)
     rig('cut', cut)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,56 +20,38 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from rigs import (
+    COMPUTE,
+    HEAD,
+    RIG,
+    SLURM_NOT_WANTED,
+    rig,
+    skip_unless_possible,
+    slurm_wanted,
+    unavailable,
+    wait_for,
+)
 from runs import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.cluster]
-RIG = REPO / 'tools' / 'rig.py'
 DRIVER = Path(__file__).with_name('placement_driver.py')
-HEAD = 'lvhead'
-COMPUTE = {'lvnode1', 'lvnode2', 'lvnode3'}
 ENV = {**os.environ, 'PYTHONPATH': str(REPO)}
-SLURM_OPT_IN = 'LVEVAL_TEST_SLURM'
 
 
-def rig(*argv: str, timeout: float = 300) -> None:
-    done = subprocess.run(
-        [sys.executable, str(RIG), *argv], env=ENV, capture_output=True, text=True,
-        timeout=timeout,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
-
-
-def unavailable() -> str | None:
-    if os.geteuid() != 0:
-        return 'the rig needs root (network namespaces, mounts, daemons): python3 tools/rig.py up'
-    for tool in ('ip', 'nsenter', 'unshare'):
-        if not shutil.which(tool):
-            return f'{tool} is not installed'
-    if not (shutil.which('slurmctld') or os.environ.get('CI') or os.environ.get(SLURM_OPT_IN)):
-        return (
-            f'Slurm is not installed, and installing it (apt, a munge key) is opt-in: '
-            f'{SLURM_OPT_IN}=1 (CI sets CI=true), as for tests/runner/test_cluster.py'
-        )
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return 'ray is not installed: pip install "opencompass_lveval[ray]"'
-    return None
+def unavailable_with_slurm() -> str | None:
+    """Why the rig, Slurm included, cannot start here, or None."""
+    return unavailable() or (None if slurm_wanted() else SLURM_NOT_WANTED)
 
 
 @pytest.fixture(scope='module')
 def cluster():
     """A head and three compute nodes, two fake GPUs each, with Slurm and Ray; down at the end."""
-    reason = unavailable()
-    if reason:
-        if os.environ.get('CI'):
-            pytest.fail(f'CI runs the cluster tests, but {reason}')
-        pytest.skip(reason)
+    skip_unless_possible(unavailable_with_slurm())
     try:
-        rig('up', '--nodes', '3', '--gpus', '2', '--slurm', '--ray', timeout=900)
+        rig('up', '--nodes', '3', '--gpus', '2', '--slurm', '--ray', env=ENV, timeout=900)
         yield
     finally:
-        subprocess.run([sys.executable, str(RIG), 'down'], capture_output=True, timeout=120)
+        rig('down', env=ENV, timeout=120, check=False)
 
 
 def drive(placement: str, folder: Path, replicas: int, mode: str) -> subprocess.Popen:
@@ -93,18 +74,6 @@ def heed_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def wait_for(find, process: subprocess.Popen, timeout: float = 120, what: str = ''):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = find()
-        if found:
-            return found
-        if process.poll() is not None:
-            raise AssertionError(f'the driver ended first: {process.stdout.read()[-3000:]}')
-        time.sleep(0.3)
-    raise AssertionError(f'not within {timeout} s: {what}')
-
-
 def placed(folder: Path, process: subprocess.Popen) -> list[dict]:
     """The replicas as the driver saw them once all were ready."""
 
@@ -112,7 +81,7 @@ def placed(folder: Path, process: subprocess.Popen) -> list[dict]:
         path = folder / 'replicas.json'
         return json.loads(path.read_text()) if path.is_file() else None
 
-    return wait_for(read, process, what='replicas ready')['replicas']
+    return wait_for(read, 120, 'replicas ready', process)['replicas']
 
 
 def replica_processes(folder: Path, servers_only: bool = False) -> list[str]:
@@ -140,7 +109,7 @@ def none_left(folder: Path, process: subprocess.Popen, timeout: float = 40) -> N
 def check_placed(replicas: list[dict], count: int) -> None:
     """Each replica answered /health from the head, on a compute node, with one GPU of its own."""
     assert len(replicas) == count and all(r['health'] for r in replicas), replicas
-    assert {r['node'] for r in replicas} <= COMPUTE
+    assert {r['node'] for r in replicas} <= set(COMPUTE)
     assert len({r['node'] for r in replicas}) == min(count, 3), replicas  # spread
     assert all(len(r['gpus'].split(',')) == 1 for r in replicas)
     held = [(r['node'], r['gpus']) for r in replicas]
@@ -164,10 +133,10 @@ def test_ctrl_c_and_a_killed_driver_leave_no_replica(cluster, tmp_path, placemen
     process = drive(placement, folder, 4, 'hold')
     driver = wait_for(
         lambda: (folder / 'replicas.json').is_file() and json.loads(
-            (folder / 'replicas.json').read_text()), process, what='replicas ready'
+            (folder / 'replicas.json').read_text()), 120, 'replicas ready', process
     )['driver']  # fmt: skip
     assert len(replica_processes(folder, servers_only=True)) == 4
-    rig('run', HEAD, '--', 'kill', '-KILL', str(driver))
+    rig('run', HEAD, '--', 'kill', '-KILL', str(driver), env=ENV)
     none_left(folder, process)
     process.kill()
     process.wait()
@@ -194,8 +163,10 @@ def test_a_node_killed_mid_dispatch_its_requests_go_to_the_others(cluster, tmp_p
         check_placed(replicas, 3)
     victim = seen['ray'][0]['node']
     for name in folders:
-        wait_for(lambda n=name: (folders[n] / 'progress').is_file(), processes[name])
-    rig('kill', victim)
+        wait_for(
+            lambda n=name: (folders[n] / 'progress').is_file(), 120, 'progress', processes[name]
+        )
+    rig('kill', victim, env=ENV)
     for name, process in processes.items():
         out, _ = process.communicate(timeout=180)
         assert process.returncode == 0, out[-3000:]

@@ -4,7 +4,9 @@
 
 - whole files, byte for byte: the official constants and all of ``golden/`` (every LV-Eval
   prediction file, the official ``result.json`` and ``result.csv``, all 2,106 LV-Eval cases and
-  the 600 Ada-LEval cases);
+  the 600 Ada-LEval cases; RULER's, LongBench v2's and MRCR's golden sets), the stand-in inputs
+  those were made from (``reference/stand_in``) and the tokenizer folder they were made with
+  (``reference/tokenizers``);
 - gzipped whole files: the real Ada-LEval ``stackselect_1k.json`` (3.1 MB, 1.0 MB gzipped), kept
   whole because the tests check the official record counts and the paper's random-guess figure;
 - book slices: the head of each book a test names, cut at a paragraph (or line) break (builders wrap
@@ -27,7 +29,10 @@ SHARED = REPO.parent / 'shared'
 DATA = Path(__file__).resolve().parent / 'data'
 
 REFERENCE_FILES = ('reference/lveval_official.json', 'reference/adaleval_official.json')
-GOLDEN = 'golden'  # copied whole, every file
+# Copied whole, every file: the golden outputs; the stand-in inputs the RULER, LongBench v2 and
+# MRCR golden sets were made from; the exact tokenizer folder they were made with.
+GOLDEN = 'golden'
+WHOLE_FOLDERS = (GOLDEN, 'reference/stand_in', 'reference/tokenizers')
 GZIPPED = ('data/adaleval/stackselect_1k.json',)  # stored as NAME.gz
 # The heads of the books tests name, at most this many bytes each (None: the whole book).
 BOOK_SLICES = {
@@ -56,8 +61,13 @@ METRIC_FILES = (
 
 
 def golden_files(root: Path) -> list[str]:
-    """Every file under ``root/golden``, as paths relative to ``root``."""
-    return sorted(p.relative_to(root).as_posix() for p in (root / GOLDEN).rglob('*') if p.is_file())
+    """Every file under ``root``'s folders copied whole, as paths relative to ``root``."""
+    return sorted(
+        p.relative_to(root).as_posix()
+        for folder in WHOLE_FOLDERS
+        for p in (root / folder).rglob('*')
+        if p.is_file()
+    )
 
 
 def copies() -> tuple[str, ...]:
@@ -119,7 +129,8 @@ def refresh(shared: Path = SHARED, data: Path = DATA) -> None:
         (data / relative).parent.mkdir(parents=True, exist_ok=True)
         (data / relative).write_bytes(content)
 
-    shutil.rmtree(data / GOLDEN, ignore_errors=True)
+    for folder in WHOLE_FOLDERS:
+        shutil.rmtree(data / folder, ignore_errors=True)
     for relative in (*REFERENCE_FILES, *golden_files(shared)):
         write(relative, (shared / relative).read_bytes())
     for relative in GZIPPED:  # mtime 0 and no name: the same bytes on every refresh

@@ -13,6 +13,7 @@ from parity_data import (
     PAPER_EXCERPTS,
     REFERENCE_FILES,
     SHARED,
+    WHOLE_FOLDERS,
     book_slice,
     copies,
     golden_files,
@@ -35,15 +36,19 @@ def test_tests_data_holds_exactly_the_listed_copies():
         if path.is_file() and path.relative_to(DATA).as_posix() != 'README.md'
     }
     assert present == set(copies())
-    assert len(golden_files(DATA)) == 60  # 55 prediction files, 2 case files, 2 results, README
+    # LV-Eval: 55 prediction files, 2 case files, 2 results, README; the READMEs and quirks of the
+    # whole folder; RULER 30 data files, 13 scorer files and logs; LongBench v2; MRCR; the
+    # stand-in inputs (5) and the tokenizer folder (4).
+    assert len(golden_files(DATA)) == 177
     readme = (DATA / 'README.md').read_text('utf-8')
-    listed = (*REFERENCE_FILES, 'golden/', *(f'{n}.gz' for n in GZIPPED), *BOOK_SLICES)
+    listed = (*REFERENCE_FILES, *(f'{f}/' for f in WHOLE_FOLDERS), *(f'{n}.gz' for n in GZIPPED))
+    listed = (*listed, *BOOK_SLICES)
     assert all(f'`{name}`' in readme for name in (*listed, *PAPER_EXCERPTS))
-    assert sum(path.stat().st_size for path in DATA.rglob('*') if path.is_file()) < 4_000_000
+    assert sum(path.stat().st_size for path in DATA.rglob('*') if path.is_file()) < 24_000_000
 
 
 def test_golden_and_reference_copies_are_byte_identical():
-    shared = need_shared('golden/ and reference/')
+    shared = need_shared('golden/ and reference/ (stand_in, tokenizers)')
     assert golden_files(DATA) == golden_files(shared)
     for relative in (*REFERENCE_FILES, *golden_files(shared)):
         assert (DATA / relative).read_bytes() == (shared / relative).read_bytes(), relative

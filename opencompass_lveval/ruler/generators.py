@@ -119,6 +119,7 @@ def cut_prefix(text: str, prefix: str) -> tuple[str, str]:
 
 
 def _record(index: int, text: str, outputs: list, length: int, prefix: str) -> dict:
+    """A file's line: the prompt without its answer prefix, the answers, the length."""
     text, answer_prefix = cut_prefix(text, prefix)
     return {
         'index': index,
@@ -145,101 +146,131 @@ def _depths() -> list[int]:
     return [int(d) for d in np.round(np.linspace(0, 100, num=40, endpoint=True)).astype(int)]
 
 
-def niah(job: Job) -> list[dict]:
-    args, rng, count = job.task.args, job.rng, job.counter
-    kind_k, kind_v, haystack_kind = (
-        args['type_needle_k'],
-        args['type_needle_v'],
-        args['type_haystack'],
-    )
-    num_v, num_q = args['num_needle_v'], args['num_needle_q']
-    num_k = max(args['num_needle_k'], num_q)
-    words = files.needle_words() if 'words' in (kind_k, kind_v) else None
-    depths = _depths()
+class NeedleHaystack:
+    """niah.py's ``generate_input_output``: keys and values drawn, needles shuffled and placed in
+    the haystack (essay sentences at drawn depths, noise or needle-like lines at drawn places),
+    the queried keys drawn, the template filled."""
 
-    def draw(kind: str) -> str:
+    def __init__(self, job: Job) -> None:
+        args = job.task.args
+        self.job, self.rng = job, job.rng
+        self.kind_k, self.kind_v = args['type_needle_k'], args['type_needle_v']
+        self.haystack, self.num_v, self.num_q = (
+            args['type_haystack'],
+            args['num_needle_v'],
+            args['num_needle_q'],
+        )
+        self.num_k = max(args['num_needle_k'], self.num_q)
+        self.words = files.needle_words() if 'words' in (self.kind_k, self.kind_v) else None
+        self.template, self.type_word = job.template, self.kind_v
+        if self.num_q * self.num_v == 1:  # one answer: the template is made singular
+            for old, new in (
+                ('Some', 'A'),
+                ('are all', 'is'),
+                ('are', 'is'),
+                ('answers', 'answer'),
+            ):
+                self.template = self.template.replace(old, new)
+            self.type_word = self.kind_v[:-1]
+        if self.haystack == 'essay':
+            self.essay = files.essay_words(job.inputs)
+            self.split = files.sentence_splitter(job.punkt or files.punkt_folder(job.inputs))
+            self.depths = _depths()
+            self.sentences = functools.lru_cache(maxsize=8)(self._sentences)
+
+    def draw(self, kind: str) -> str:
         if kind == 'numbers':
-            return str(rng.randint(10**6, 10**7 - 1))
+            return str(self.rng.randint(10**6, 10**7 - 1))
         if kind == 'words':
-            return rng.choice(words)
-        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            return self.rng.choice(self.words)
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
-    if haystack_kind == 'essay':
-        essay = files.essay_words(job.inputs)
-        split = files.sentence_splitter(job.punkt or files.punkt_folder(job.inputs))
+    def _sentences(self, size: int) -> tuple[str, ...]:
+        """The first ``size`` essay words (repeated where too few), split into sentences."""
+        essay = self.essay
+        used = essay[:size] if size <= len(essay) else (essay * -(-size // len(essay)))[:size]
+        return tuple(self.split(' '.join(used).strip()))
 
-        @functools.lru_cache(maxsize=8)
-        def sentences(size: int) -> tuple[str, ...]:
-            words_used = (
-                essay[:size] if size <= len(essay) else (essay * -(-size // len(essay)))[:size]
-            )
-            return tuple(split(' '.join(words_used).strip()))
-
-    template = job.template
-    type_word = kind_v
-    if num_q * num_v == 1:
-        for old, new in (('Some', 'A'), ('are all', 'is'), ('are', 'is'), ('answers', 'answer')):
-            template = template.replace(old, new)
-        type_word = kind_v[:-1]
-
-    def make(size: int) -> tuple[str, list[str]]:
-        keys, values, needles = [], [], []
-        for _ in range(num_k):
-            keys.append(draw(kind_k))
-            value = []
-            for _ in range(num_v):
-                value.append(draw(kind_v))
-                needles.append(NEEDLE.format(type_needle_v=kind_v, key=keys[-1], value=value[-1]))
-            values.append(value)
-        job.shuffle(needles)
-        if haystack_kind == 'essay':
-            found = sentences(size)
-            cuts = [int(len(found) * (depth / 100)) for depth in rng.sample(depths, len(needles))]
-            cuts = [0, *sorted(cuts), len(found)]
+    def context(self, size: int, needles: list[str]) -> str:
+        if self.haystack == 'essay':
+            found = self.sentences(size)
+            drawn = self.rng.sample(self.depths, len(needles))
+            cuts = [0, *sorted(int(len(found) * (depth / 100)) for depth in drawn), len(found)]
             parts = []
             for i in range(1, len(cuts)):
                 parts.append(' '.join(found[cuts[i - 1] : cuts[i]]))
                 if i - 1 < len(needles):
                     parts.append(needles[i - 1])
-            context = ' '.join(parts)
+            return ' '.join(parts)
+        if self.haystack == 'noise':
+            lines = [NOISE] * size
         else:
-            if haystack_kind == 'noise':
-                lines = [NOISE] * size
-            else:
-                lines = [
-                    NEEDLE.format(type_needle_v=kind_v, key=draw(kind_k), value=draw(kind_v))
-                    for _ in range(size)
-                ]
-            for index, needle in zip(
-                sorted(rng.sample(range(size), len(needles)), reverse=True), needles
-            ):
-                lines.insert(index, needle)
-            context = '\n'.join(lines)
-        chosen = rng.sample(range(num_k), num_q)
-        queries = [keys[i] for i in chosen]
-        answers = [a for i in chosen for a in values[i]]
-        query = ', '.join(queries[:-1]) + ', and ' + queries[-1] if len(queries) > 1 else queries[0]
-        return template.format(type_needle_v=type_word, context=context, query=query), answers
+            lines = [
+                self.needle(self.draw(self.kind_k), self.draw(self.kind_v)) for _ in range(size)
+            ]
+        places = sorted(self.rng.sample(range(size), len(needles)), reverse=True)
+        for place, needle in zip(places, needles):
+            lines.insert(place, needle)
+        return '\n'.join(lines)
 
-    step = 500 if haystack_kind == 'essay' else 25
-    if haystack_kind != 'essay' and job.length < 4096:
-        step = 5
-    budget, extra = job.length, job.task.tokens_to_generate
-    per_item = count(make(step)[0]) / step
-    upper = max(int((budget / per_item) * 3), step * 2)
-    size = search_size(job, lambda n: count(make(n)[0]) + extra, step, upper, budget) or step
+    def needle(self, key: str, value: str) -> str:
+        return NEEDLE.format(type_needle_v=self.kind_v, key=key, value=value)
+
+    def __call__(self, size: int) -> tuple[str, list[str]]:
+        keys, values, needles = [], [], []
+        for _ in range(self.num_k):
+            keys.append(self.draw(self.kind_k))
+            values.append([])
+            for _ in range(self.num_v):
+                values[-1].append(self.draw(self.kind_v))
+                needles.append(self.needle(keys[-1], values[-1][-1]))
+        self.job.shuffle(needles)
+        context = self.context(size, needles)
+        chosen = self.rng.sample(range(self.num_k), self.num_q)
+        queries = [keys[i] for i in chosen]
+        query = ', '.join(queries[:-1]) + ', and ' + queries[-1] if len(queries) > 1 else queries[0]
+        text = self.template.format(type_needle_v=self.type_word, context=context, query=query)
+        return text, [a for i in chosen for a in values[i]]
+
+
+def _sized(job: Job, make, step: int, budget: int, extra: int, estimate, probe: int = 0) -> int:
+    """The official sizing: a sample of ``probe`` items (default one step) gives tokens per item,
+    ``estimate`` turns that into the search's upper bound (at least two steps), and the binary
+    search from one step finds the size (one step where none fits)."""
+    probe = probe or step
+    upper = max(estimate(job.counter(make(probe)[0]) / probe), step * 2)
+    found = search_size(job, lambda n: job.counter(make(n)[0]) + extra, step, upper, budget)
+    return found or step
+
+
+def _three_times(budget: int):
+    """The upper bound of niah, vt and qa: three times the items the budget holds."""
+    return lambda per_item: int((budget / per_item) * 3)
+
+
+def _fitted(job: Job, make, size: int, step: int, budget: int, extra: int, count: int) -> list:
+    """``count`` samples, each fitted from ``size`` down (``fit``): (text, answer, length)."""
 
     def attempt(n: int):
-        text, answers = make(n)
-        return _checked(count(text) + extra, budget, text, answers)
+        text, answer = make(n)
+        return _checked(job.counter(text) + extra, budget, text, answer)
 
+    return [fit(attempt, size, step, job.task.name) for _ in range(count)]
+
+
+def niah(job: Job) -> list[dict]:
+    make = NeedleHaystack(job)
+    step = 500 if make.haystack == 'essay' else 25
+    if make.haystack != 'essay' and job.length < 4096:
+        step = 5
+    budget, extra = job.length, job.task.tokens_to_generate
+    size = _sized(job, make, step, budget, extra, _three_times(budget))
     records = []
-    for _ in range(job.count):
-        text, answers, length = fit(attempt, size, step, job.task.name)
+    for text, answers, length in _fitted(job, make, size, step, budget, extra, job.count):
         record = _record(0, text, answers, length, NIAH_PREFIX)
-        at = record['input'].find(answers[0])
+        at = record['input'].find(answers[0])  # the answer's character offset is the 'index'
         record['index'] = at
-        record['token_position_answer'] = count(record['input'][:at])
+        record['token_position_answer'] = job.counter(record['input'][:at])
         records.append(record)
     return records
 
@@ -247,85 +278,85 @@ def niah(job: Job) -> list[dict]:
 # variable tracking ------------------------------------------------------------------------------
 
 
-def variable_tracking(job: Job) -> list[dict]:
-    args, rng, count = job.task.args, job.rng, job.counter
-    if args['type_haystack'] != 'noise':
-        raise RulerBuildError(
-            f'{job.task.name}: only the noise haystack of synthetic.yaml is built'
-        )
-    chains_wanted, hops = args['num_chains'], args['num_hops']
-    plain = VT_TEMPLATE + VT_PREFIX
-    letters = string.ascii_uppercase
+class VariableChains:
+    """variable_tracking.py's ``generate_input_output`` on the noise haystack: chains of
+    ``VAR X = ...`` drawn (the one-shot example's with 3-letter names and the value 12345) and
+    placed at drawn lines."""
 
-    def name(k: int) -> str:
-        return ''.join(rng.choices(letters, k=k)).upper()
+    def __init__(self, job: Job) -> None:
+        args = job.task.args
+        if args['type_haystack'] != 'noise':
+            raise RulerBuildError(
+                f'{job.task.name}: only the noise haystack of synthetic.yaml is built'
+            )
+        self.job, self.rng = job, job.rng
+        self.chains, self.hops = args['num_chains'], args['num_hops']
+        self.plain = VT_TEMPLATE + VT_PREFIX
 
-    def chains_of(example: bool) -> tuple[list[list[str]], list[list[str]]]:
-        k, used_hops = (3, min(10, hops)) if example else (5, hops)
-        names = [name(k) for _ in range((used_hops + 1) * chains_wanted)]
-        while len(set(names)) < chains_wanted * (used_hops + 1):
-            names.append(name(k))  # a repeated name adds a short chain: IndexError below
+    def name(self, k: int) -> str:
+        return ''.join(self.rng.choices(string.ascii_uppercase, k=k)).upper()
+
+    def drawn(self, example: bool) -> tuple[list[list[str]], list[list[str]]]:
+        k, hops = (3, min(10, self.hops)) if example else (5, self.hops)
+        names = [self.name(k) for _ in range((hops + 1) * self.chains)]
+        while len(set(names)) < self.chains * (hops + 1):
+            names.append(self.name(k))  # a repeated name adds a short chain: IndexError below
         all_vars, chains = [], []
-        for i in range(0, len(names), used_hops + 1):
-            these = names[i : i + used_hops + 1]
+        for i in range(0, len(names), hops + 1):
+            these = names[i : i + hops + 1]
             all_vars.append(these)
-            first = '12345' if example else str(job.nprng.randint(10000, 99999))
+            first = '12345' if example else str(self.job.nprng.randint(10000, 99999))
             chain = [f'VAR {these[0]} = {first}']
-            for j in range(used_hops):
+            for j in range(hops):
                 chain.append(f'VAR {these[j + 1]} = VAR {these[j]} ')
             chains.append(chain)
         return all_vars, chains
 
-    def make(size: int, example: bool) -> tuple[str, list[str]]:
-        all_vars, chains = chains_of(example)
+    def __call__(self, size: int, example: bool = False) -> tuple[str, list[str]]:
+        all_vars, chains = self.drawn(example)
         value = chains[0][0].split('=')[-1].strip()
         lines = [NOISE] * size
         for chain in chains:
-            places = sorted(rng.sample(range(len(lines)), len(chain)))
+            places = sorted(self.rng.sample(range(len(lines)), len(chain)))
             for j, place in enumerate(places):
                 lines.insert(place + j, chain[j])
         context = '\n'.join(lines).replace('. \n', '.\n')
-        template = plain if example and job.template != plain else job.template
-        return template.format(context=context, query=value, num_v=hops + 1), all_vars[0]
+        template = self.plain if example and self.job.template != self.plain else self.job.template
+        return template.format(context=context, query=value, num_v=self.hops + 1), all_vars[0]
 
-    def randomized(example: str) -> str:
-        for item in example.strip().split()[-hops - 1 :]:
-            example = example.replace(item, ''.join(rng.choices(letters, k=len(item))).upper())
-        return example.replace('12345', str(job.nprng.randint(10000, 99999)))
+    def randomized(self, shot: str) -> str:
+        """The one-shot example with new names and a new value, drawn per sample."""
+        for item in shot.strip().split()[-self.hops - 1 :]:
+            shot = shot.replace(item, self.name(len(item)))
+        return shot.replace('12345', str(self.job.nprng.randint(10000, 99999)))
 
-    def phase(budget: int, step: int, shot: Optional[str], samples: int) -> list[tuple]:
-        extra = job.task.tokens_to_generate if shot is not None else 0
-        shot_tokens = count(shot) if shot is not None else 0
-        example = shot is None
-        per_item = count(make(step, example)[0]) / step
-        upper = max(int((budget / per_item) * 3), step * 2)
-        probe = lambda n: count(make(n, example)[0]) + shot_tokens + extra  # noqa: E731
-        size = search_size(job, probe, step, upper, budget) or step
 
-        def attempt(n: int):
-            text, answer = make(n, example)
-            if shot is not None:
-                cut = text.index(VT_TEMPLATE[:20])
-                text = text[:cut] + randomized(shot) + '\n' + text[cut:]
-            return _checked(count(text) + extra, budget, text, answer)
-
-        return [fit(attempt, size, step, job.task.name) for _ in range(samples)]
-
-    text, answer, _ = phase(500, 5, None, 1)[0]
+def variable_tracking(job: Job) -> list[dict]:
+    chains = VariableChains(job)
+    # The one-shot example: its own search in 500 tokens, no answer tokens, steps of 5 lines.
+    example = functools.partial(chains, example=True)
+    size = _sized(job, example, 5, 500, 0, _three_times(500))
+    text, answer, _ = _fitted(job, example, size, 5, 500, 0, 1)[0]
     shot = text + ' ' + ' '.join(answer) + '\n'
+
+    def with_shot(n: int) -> tuple[str, list[str]]:
+        text, answer = chains(n)
+        cut = text.index(VT_TEMPLATE[:20])
+        return text[:cut] + chains.randomized(shot) + '\n' + text[cut:], answer
+
+    # The samples: the search counts them without the example, its tokens added.
     step = 5 if job.length < 4096 else 10
-    found = phase(job.length, step, shot, job.count)
-    return [
-        _record(i, text, answer, length, VT_PREFIX)
-        for i, (text, answer, length) in enumerate(found)
-    ]
+    budget, extra = job.length, job.task.tokens_to_generate
+    size = _sized(job, chains, step, budget, job.counter(shot) + extra, _three_times(budget))
+    found = _fitted(job, with_shot, size, step, budget, extra, job.count)
+    return [_record(i, t, a, n, VT_PREFIX) for i, (t, a, n) in enumerate(found)]
 
 
 # common words extraction ------------------------------------------------------------------------
 
 
 def common_words(job: Job) -> list[dict]:
-    args, rng, count = job.task.args, job.rng, job.counter
+    args, rng = job.task.args, job.rng
     words = files.cwe_words()
     job.shuffle(words)
     more_words = files.english_words(job.inputs)
@@ -355,15 +386,8 @@ def common_words(job: Job) -> list[dict]:
         ), answer
 
     budget, extra, step = job.length, job.task.tokens_to_generate, 10
-    per_word = count(make(4096)[0]) / 4096
-    upper = max(int(budget // per_word) * 2, step * 2)
-    size = search_size(job, lambda n: count(make(n)[0]) + extra, step, upper, budget) or step
-
-    def attempt(n: int):
-        text, answer = make(n)
-        return _checked(count(text) + extra, budget, text, answer)
-
-    found = [fit(attempt, size, step, job.task.name) for _ in range(job.count)]
+    size = _sized(job, make, step, budget, extra, lambda per: int(budget // per) * 2, probe=4096)
+    found = _fitted(job, make, size, step, budget, extra, job.count)
     return [
         _record(i, text, answer, length, CWE_PREFIX)
         for i, (text, answer, length) in enumerate(found)
@@ -425,7 +449,7 @@ def frequent_words(job: Job) -> list[dict]:
 
 
 def question_answering(job: Job) -> list[dict]:
-    rng, count = job.rng, job.counter
+    rng = job.rng
     file_name, read = files.QA_READERS[job.task.args['dataset']]
     qa = read(job.inputs)
     documents = qa.documents
@@ -454,19 +478,11 @@ def question_answering(job: Job) -> list[dict]:
         return job.template.format(context=context, query=question['query']), question['outputs']
 
     budget, extra, step = job.length, job.task.tokens_to_generate, 10
-    per_doc = count(make(0, step)[0]) / step
-    upper = max(int((budget / per_doc) * 3), step * 2)
-    size = search_size(job, lambda n: count(make(0, n)[0]) + extra, step, upper, budget) or step
-
+    size = _sized(job, functools.partial(make, 0), step, budget, extra, _three_times(budget))
     records = []
     for index in range(job.count):
-
-        def attempt(n: int, index=index):
-            text, answer = make(index, n)
-            return _checked(count(text) + extra, budget, text, answer)
-
-        text, answer, length = fit(attempt, size, step, job.task.name)
-        records.append(_record(index, text, answer, length, QA_PREFIX))
+        found = _fitted(job, functools.partial(make, index), size, step, budget, extra, 1)
+        records.append(_record(index, *found[0], QA_PREFIX))
     return records
 
 

@@ -110,12 +110,12 @@ def _key(task: RulerTask, length: int, settings: Settings, fingerprint: str) -> 
 
 
 def _build_one(
-    task_name: str, length: int, settings: Settings, portable: tuple, out: Path, key: Optional[dict]
+    task_name: str, length: int, settings: Settings, counter, out: Path, key: Optional[dict]
 ) -> tuple[Path, float]:
-    """One file (run in a worker process): generated, written atomically, its key beside it
-    where the build is a cache."""
+    """One file: generated, written atomically, its key beside it where the build is a cache.
+    In a worker process ``counter`` is ``TokenCounter.portable()``, rebuilt there."""
     start = time.perf_counter()
-    counter = rebuilt(*portable)
+    counter = counter if isinstance(counter, TokenCounter) else rebuilt(*counter)
     job = generate(
         task_name,
         length,
@@ -178,13 +178,17 @@ def build(
             if key is not None and _is_current(path, key):
                 kept.append(path)
             else:
-                plan.append((row.name, length, settings, counter.portable(), Path(out), key))
+                plan.append((row.name, length, settings, counter, Path(out), key))
     built = _run(plan, workers, log)
     return sorted(kept + built)
 
 
 def _run(plan: list[tuple], workers: Optional[int], log) -> list[Path]:
+    """Each planned file, in this process or ``workers`` spawned ones (a counter that cannot
+    travel, ``portable()`` None, keeps it here)."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(plan)))
+    if plan and plan[0][3].portable() is None:
+        workers = 1
     say = log or (lambda line: None)
     if workers == 1:
         done = [_build_one(*item) for item in plan]
@@ -193,8 +197,9 @@ def _run(plan: list[tuple], workers: Optional[int], log) -> list[Path]:
         from concurrent.futures import ProcessPoolExecutor
 
         context = multiprocessing.get_context('spawn')  # tokenizers' threads and fork do not mix
+        travelling = [(*item[:3], item[3].portable(), *item[4:]) for item in plan]
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            done = list(pool.map(_build_one, *zip(*plan)))
+            done = list(pool.map(_build_one, *zip(*travelling)))
     for path, seconds in done:
         say(f'built {path} in {seconds:.1f} s')
     return [path for path, _ in done]

@@ -151,7 +151,7 @@ QA_READERS = {'squad': (SQUAD, squad), 'hotpotqa': (HOTPOTQA, hotpotqa)}
 def wonderwords_lists() -> dict[str, list[str]]:
     """wonderwords' noun, adjective and verb lists as RULER loads them (each line, right-stripped).
     Version 2.2.0 only: 3.0.1 drops four nouns, which changes every key and word RULER draws."""
-    from importlib import metadata, resources
+    from importlib import metadata, util
 
     try:
         version = metadata.version('wonderwords')
@@ -163,7 +163,8 @@ def wonderwords_lists() -> dict[str, list[str]]:
             f"RULER draws its keys and words from wonderwords {WONDERWORDS_VERSION}'s lists and "
             f'{found}: pip install wonderwords=={WONDERWORDS_VERSION}'
         )
-    assets = resources.files('wonderwords.assets')
+    # The files only: importing wonderwords would load every list (and warn) for nothing.
+    assets = Path(util.find_spec('wonderwords').submodule_search_locations[0]) / 'assets'
     return {
         kind: [
             line.rstrip()

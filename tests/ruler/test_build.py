@@ -26,34 +26,16 @@ def _snapshot(folder) -> dict:
 
 
 def test_a_second_build_reuses_and_a_changed_tokenizer_file_rebuilds(tmp_path, llama2_counter):
-    out = tmp_path / 'cache'
-    logged = []
-    build(
-        None,
-        QUICK,
-        [4096],
-        out,
-        seed=3,
-        count=2,
-        counter=llama2_counter,
-        reuse=True,
-        log=logged.append,
-        workers=1,
-    )
+    out, logged = tmp_path / 'cache', []
+
+    def cached(counter) -> None:
+        options = dict(seed=3, count=2, reuse=True, log=logged.append, workers=1)
+        build(None, QUICK, [4096], out, counter=counter, **options)
+
+    cached(llama2_counter)
     assert len(logged) == 3 and all(data_path(out, t, 4096).is_file() for t in QUICK)
     first = _snapshot(out)
-    build(
-        None,
-        QUICK,
-        [4096],
-        out,
-        seed=3,
-        count=2,
-        counter=llama2_counter,
-        reuse=True,
-        log=logged.append,
-        workers=1,
-    )
+    cached(llama2_counter)
     assert len(logged) == 3 and _snapshot(out) == first  # nothing built, nothing touched
 
     changed = tmp_path / 'llama2_changed'
@@ -61,18 +43,7 @@ def test_a_second_build_reuses_and_a_changed_tokenizer_file_rebuilds(tmp_path, l
     config = json.loads((changed / 'tokenizer_config.json').read_text())
     (changed / 'tokenizer_config.json').write_text(json.dumps({**config, 'model_max_length': 4096}))
     assert tokenizer_fingerprint(changed) != tokenizer_fingerprint(LLAMA2_SP)
-    build(
-        None,
-        QUICK,
-        [4096],
-        out,
-        seed=3,
-        count=2,
-        counter=tokenizer_json_counter(changed),
-        reuse=True,
-        log=logged.append,
-        workers=1,
-    )
+    cached(tokenizer_json_counter(changed))
     assert len(logged) == 6  # all three built again
     key = json.loads(data_path(out, 'vt', 4096).with_name('validation.jsonl.key.json').read_text())
     assert key['tokenizer'] == tokenizer_fingerprint(changed) and key['seed'] == 3

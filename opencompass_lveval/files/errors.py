@@ -17,6 +17,10 @@ class AdaLEvalDataError(DataError):
     """A problem with Ada-LEval data or response files."""
 
 
+class RulerDataError(DataError):
+    """A problem with RULER prediction files."""
+
+
 class ReportError(ValueError):
     """A folder holds no results to report on, or unreadable ones; the message says what to do."""
 

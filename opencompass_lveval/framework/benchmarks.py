@@ -27,6 +27,7 @@ from ..report.tables import BoardTable, Table
 BUILTIN = (
     'opencompass_lveval.lveval.benchmark:LVEval',
     'opencompass_lveval.adaleval.benchmark:AdaLEval',
+    'opencompass_lveval.ruler.benchmark:Ruler',
 )
 ENTRY_POINT_GROUP = 'opencompass_lveval.benchmarks'
 Cell = tuple[str, str]  # (task, size)

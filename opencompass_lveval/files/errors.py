@@ -17,6 +17,15 @@ class AdaLEvalDataError(DataError):
     """A problem with Ada-LEval data or response files."""
 
 
+class LongBenchV2DataError(DataError):
+    """A problem with LongBench v2 data (``data.json``) or result files."""
+
+
+class MRCRDataError(DataError):
+    """A problem with MRCR data (OpenAI's parquet files, MRCR v2's CSV files, text sources) or
+    with a file of replies to score."""
+
+
 class ReportError(ValueError):
     """A folder holds no results to report on, or unreadable ones; the message says what to do."""
 

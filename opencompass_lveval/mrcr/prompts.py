@@ -6,8 +6,9 @@ MRCR v2 writes its transcript in one of two styles. Text: ``User: {query}\\n\\nA
 the text of a JSON array of messages (each piece escaped by ``json.dumps``, so non-ASCII text
 appears as ``\\uXXXX`` escapes), which parses into the messages. OpenAI MRCR's ``prompt`` is such
 a JSON array. The follow-up question in transcripts says "in a {style} style" where the queries
-say "in {style} style"; the official few-shot examples put a space between hash and text while
-answers have none. Both are kept: they are what the models were asked.
+say "in {style} style"; the official static examples put a space between hash and text while
+answers have none, and their second example asks "in a regal style". All kept: they are what the
+models were asked.
 """
 
 from __future__ import annotations
@@ -21,37 +22,9 @@ _HEADER = (
     'correctly:\n'
 )
 
-STATIC_EXAMPLE_ONE = (
-    'User: Write a poem about game theory in pirate style.\n'
-    '\n'
-    "Assistant: Ahoy, me hearties, gather 'round!\n"
-    'Forget the map, the buried ground!\n'
-    'The greatest treasure, understand,\n'
-    "Is predictin' what the other hand will land!\n"
-    'Ye eye yer mate across the cask,\n'
-    'A simple question ye must ask:\n'
-    'If we split plunder, fair and true,\n'
-    'Will he betray, or see it through?\n'
-    'He eyes ye back, the salty dog,\n'
-    "His mind adrift in thinkin's fog.\n"
-    '"If I take all," his brain it hums,\n'
-    '"What consequence from him then comes?"\n'
-    'Cooperate? Or draw the knife?\n'
-    'Depends upon yer pirate life!\n'
-    'One wrong move, ye walk the plank, ye see!\n'
-    "That's game theory on the briny sea!\n"
-    '\n'
-    'User: Write a riddle about Europa in professorial style.\n'
-    '\n'
-    'Assistant: Alright class, consider this celestial body:\n'
-    'I orbit the preeminent gas giant, yet my own atmosphere is negligible. My visage is a remarkably smooth, albeit fractured, cryosphere. Beneath this icy carapace, however, tidal forces likely maintain a vast, saline hydrosphere – a hidden ocean considered a prime candidate in our astrobiological inquiries.\n'
-    'What am I?\n'
-    '\n'
-    '... Europa\n'
-    '\n'
-    'User: Prepend b6Yath1qpbUa to the first poem about game theory in a pirate style. Do not include any other text in your response.\n'
-    '\n'
-    "Assistant: b6Yath1qpbUa Ahoy, me hearties, gather 'round!\n"
+# The texts of the official static few-shot examples.
+_PIRATE_POEM = (
+    "Ahoy, me hearties, gather 'round!\n"
     'Forget the map, the buried ground!\n'
     'The greatest treasure, understand,\n'
     "Is predictin' what the other hand will land!\n"
@@ -68,19 +41,16 @@ STATIC_EXAMPLE_ONE = (
     'One wrong move, ye walk the plank, ye see!\n'
     "That's game theory on the briny sea!"
 )
-
-STATIC_EXAMPLE_TWO = (
-    'User: Write a tweet about illusions in a regal style.\n'
+_EUROPA_RIDDLE = (
+    'Alright class, consider this celestial body:\n'
+    'I orbit the preeminent gas giant, yet my own atmosphere is negligible. My visage is a remarkably smooth, albeit fractured, cryosphere. Beneath this icy carapace, however, tidal forces likely maintain a vast, saline hydrosphere – a hidden ocean considered a prime candidate in our astrobiological inquiries.\n'
+    'What am I?\n'
     '\n'
-    'Assistant: Hark! The world is oft adorned with phantoms – mere tricks of light and shadow that beguile the unwary eye. True sight, like true sovereignty, pierces the veil. Be not swayed by gilded appearances; discern the substance beneath the shimmer. #RegalWisdom #Illusions #Discernment\n'
-    '\n'
-    'User: Write a tweet about illusions in a regal style.\n'
-    '\n'
-    'Assistant: Hark! Let it be known that the eye may oft be deceived by artifice and glamour. Mere phantoms dance where substance ought reside. A discerning sovereign looks beyond the gilded façade to perceive the unvarnished truth. Trust not the shimmer; seek the core. #RegalInsight #Illusions #TruthPrevails\n'
-    '\n'
-    'User: Prepend GIJBqhDo2IpT to the second tweet about illusions in a regal style. Do not include any other text in your response.\n'
-    '\n'
-    'Assistant: GIJBqhDo2IpT Hark! Let it be known that the eye may oft be deceived by artifice and glamour. Mere phantoms dance where substance ought reside. A discerning sovereign looks beyond the gilded façade to perceive the unvarnished truth. Trust not the shimmer; seek the core. #RegalInsight #Illusions #TruthPrevails'
+    '... Europa'
+)
+_REGAL_TWEETS = (
+    'Hark! The world is oft adorned with phantoms – mere tricks of light and shadow that beguile the unwary eye. True sight, like true sovereignty, pierces the veil. Be not swayed by gilded appearances; discern the substance beneath the shimmer. #RegalWisdom #Illusions #Discernment',
+    'Hark! Let it be known that the eye may oft be deceived by artifice and glamour. Mere phantoms dance where substance ought reside. A discerning sovereign looks beyond the gilded façade to perceive the unvarnished truth. Trust not the shimmer; seek the core. #RegalInsight #Illusions #TruthPrevails',
 )
 
 
@@ -139,8 +109,28 @@ def json_prefix(fewshot: str) -> str:
     return f'[{{"role": "user", "content": "{escape_for_json(fewshot)}"}}, '
 
 
-FEW_SHOT_PREFIX = fewshot_text(STATIC_EXAMPLE_ONE, STATIC_EXAMPLE_TWO, json_style=False)
-FEW_SHOT_PREFIX_JSON = fewshot_text(STATIC_EXAMPLE_ONE, STATIC_EXAMPLE_TWO, json_style=True)
+def _static_examples() -> tuple[str, str]:
+    """The official static examples: two requests then the first poem asked back; two tweets
+    of one request then the second asked back (a space between hash and text, here only)."""
+    poem_query = write_query('poem', 'game theory', 'pirate')
+    tweet_query = 'Write a tweet about illusions in a regal style.'  # "in a", unlike the rest
+    one = (
+        turn_text(poem_query, _PIRATE_POEM, False)
+        + turn_text(write_query('riddle', 'Europa', 'professorial'), _EUROPA_RIDDLE, False)
+        + follow_up('b6Yath1qpbUa', 'first', 'poem', 'game theory', 'pirate')
+        + f' b6Yath1qpbUa {_PIRATE_POEM}'
+    )
+    two = (
+        turn_text(tweet_query, _REGAL_TWEETS[0], False)
+        + turn_text(tweet_query, _REGAL_TWEETS[1], False)
+        + follow_up('GIJBqhDo2IpT', 'second', 'tweet', 'illusions', 'regal')
+        + f' GIJBqhDo2IpT {_REGAL_TWEETS[1]}'
+    )
+    return one, two
+
+
+FEW_SHOT_PREFIX = fewshot_text(*_static_examples(), json_style=False)
+FEW_SHOT_PREFIX_JSON = fewshot_text(*_static_examples(), json_style=True)
 
 
 ROLES = ('system', 'user', 'assistant')

@@ -23,16 +23,9 @@ def cases(path) -> list[dict]:
     return [json.loads(line) for line in path.open()]
 
 
-def test_all_258_gdm_metric_cases_value_and_type():
-    found = cases(GDM_CASES)
-    assert len(found) == 258
-    wrong = [
-        c['id']
-        for c in found
-        if type(got := gdm_mrcr_v2_metric(c['prediction'], c['target'])) is not float
-        or got != c['official_score']
-    ]
-    assert wrong == []
+def gdm_outcome(case: dict):
+    got = gdm_mrcr_v2_metric(case['prediction'], case['target'])
+    return got, type(got).__name__, None
 
 
 def openai_outcome(case: dict):
@@ -43,16 +36,26 @@ def openai_outcome(case: dict):
     return got, type(got).__name__, None
 
 
-def test_all_256_openai_grade_cases_value_type_and_error():
-    found = cases(OPENAI_CASES)
-    assert len(found) == 256
+@pytest.mark.parametrize(
+    ('path', 'outcome', 'count', 'types'),
+    [
+        (GDM_CASES, gdm_outcome, 258, {'float': 258}),
+        # OpenAI's missing prefix is the int 0; a None response raises
+        (OPENAI_CASES, openai_outcome, 256, {'float': 147, 'int': 108, None: 1}),
+    ],
+    ids=['gdm_mrcr_v2_metric', 'openai_grade'],
+)
+def test_every_metric_case_value_type_and_error(path, outcome, count, types):
+    found = cases(path)
     wrong = [
         c['id']
         for c in found
-        if openai_outcome(c) != (c['official_score'], c['official_type'], c.get('official_error'))
+        if outcome(c)
+        != (c['official_score'], c.get('official_type', 'float'), c.get('official_error'))
     ]
-    assert wrong == []
-    assert sum(c['official_type'] == 'int' for c in found) == 108  # the int 0 of a missing prefix
+    assert (len(found), wrong) == (count, [])
+    kinds = [c.get('official_type', 'float') for c in found]
+    assert {kind: kinds.count(kind) for kind in set(kinds)} == types
 
 
 def test_the_scorers_write_every_case_in_input_order(tmp_path):

@@ -225,3 +225,17 @@ def test_scorer_errors_and_per_bin_summary(tmp_path):
     assert printed[0] == 'OpenAI MRCR: 2 lines, mean score 0.5000'
     assert printed[2].split() == ['8', '4096-8192', '2', '50.00']
     assert (tmp_path / 'out.jsonl').read_text() == '{"score": 1.0}\n{"score": 0}\n'
+
+
+def test_the_static_fewshot_prefixes_are_the_official_constants():
+    """sha256 of FEW_SHOT_PREFIX and FEW_SHOT_PREFIX_JSON in eval_hub mrcr_utils.py (67b7fd29)."""
+    import hashlib
+
+    digests = [
+        hashlib.sha256(p.encode()).hexdigest()
+        for p in (prompts.FEW_SHOT_PREFIX, prompts.FEW_SHOT_PREFIX_JSON)
+    ]
+    assert digests == [
+        '571b9c387d6fb322b056076989a8685c65105f3c4cc0706ca2a82209207e88c9',
+        '235290fb43fb2eff927e9bbbb2a322e12b5092ffc2797cdcbfeabf8bb00d8f2f',
+    ]

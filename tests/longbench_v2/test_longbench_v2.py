@@ -229,3 +229,21 @@ def test_the_scorer_skips_what_is_no_result_file_and_refuses_bad_lines(tmp_path)
     assert score_and_write(folder, mode='official')[1].startswith('m\t0.0')
     with pytest.raises(ValueError, match='default mode'):
         score_and_write(folder, mode='official', data=tmp_path / 'data.json')
+
+
+def test_synthetic_records_cover_every_class_and_read_back(tmp_path):
+    from opencompass_lveval.longbench_v2.synthetic import synthetic_records, write_synthetic
+
+    made = synthetic_records(12, seed=3)
+    assert made == synthetic_records(12, seed=3) != synthetic_records(12, seed=4)
+    assert {(r['difficulty'], r['length']) for r in made} == {
+        (d, n) for d in tasks.DIFFICULTIES for n in tasks.LENGTHS
+    }
+    for r in made:
+        colour, room = r['question'].split()[3], r['choice_' + r['answer']].removeprefix('In the ')
+        fact = f'The {colour} key was left in the {room}.'
+        assert r['context'].count(fact) == 1
+        assert fact in requests.first_prompt(r, tasks.RETRIEVAL, rag=2)  # the top chunks hold it
+    path = write_synthetic(tmp_path, count=6, seed=3)
+    assert load_records(path, retrieval=True) == made[:6]
+    assert (tmp_path / 'SYNTHETIC.txt').is_file()

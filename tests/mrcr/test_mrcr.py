@@ -239,3 +239,35 @@ def test_the_static_fewshot_prefixes_are_the_official_constants():
         '571b9c387d6fb322b056076989a8685c65105f3c4cc0706ca2a82209207e88c9',
         '235290fb43fb2eff927e9bbbb2a322e12b5092ffc2797cdcbfeabf8bb00d8f2f',
     ]
+
+
+def test_synthetic_files_in_both_official_formats_read_back(tmp_path):
+    from opencompass_lveval.mrcr.synthetic import write_openai_synthetic, write_v2_synthetic
+
+    written = write_v2_synthetic(tmp_path / 'v2', count=2, seed=5)
+    assert [p.name for p in written] == [tasks.v2_file_name(n, 'in_(4096,8192)') for n in (2, 4, 8)]
+    assert (
+        written[0].read_bytes()
+        == write_v2_synthetic(tmp_path / 'again', count=2, seed=5)[0].read_bytes()
+    )
+    for path in data.v2_files(tmp_path / 'v2'):
+        rows = list(data.iter_v2_rows(path))
+        assert len(rows) == 2 and all(4096 < row['context_len'] <= 8192 for row in rows)
+        for row in rows:
+            assert gdm_mrcr_v2_metric(row['answer'], row['answer']) == 1.0
+            assert (
+                row['view_ops'] in row['queries'] and row['queries'].count(row['answer'][12:]) == 1
+            )
+    files = write_openai_synthetic(tmp_path / 'openai', count=2, seed=5)
+    for needles, path in zip(tasks.NEEDLES, files):
+        for record in data.openai_records(data.read_openai(path)):
+            messages = prompts.chat_messages(record['prompt'])
+            assert record['n_needles'] == needles and len(messages) == record['total_messages']
+            wanted = messages[record['desired_msg_index']]['content']
+            assert record['answer'] == record['random_string_to_prepend'] + wanted
+            assert (
+                openai_mrcr_grade(
+                    record['answer'], record['answer'], record['random_string_to_prepend']
+                )
+                == 1.0
+            )

@@ -23,7 +23,7 @@ SERVED = 'realtok/llama2_sp'  # their model2path value: the requests' "model"
 RAG_CHUNKS = 8
 # Records short enough to rebuild every call of in the fast loop (the two boundary records of
 # runs.json among them: 2000 and 2001 ids at the 2k budget).
-SHORT_CONTEXT = 12_000
+SHORT_CONTEXT = 10_000
 
 
 @pytest.fixture(scope='module')
@@ -82,7 +82,7 @@ def test_request_bodies_without_long_documents_equal_the_golden_ones(
         )
 
     checked, wrong = mismatched_bodies(golden_requests, records, replies, codec, keep)
-    assert (checked, wrong) == (200, [])
+    assert (checked, wrong) == (182, [])
 
 
 @pytest.mark.slow

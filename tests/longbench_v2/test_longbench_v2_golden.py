@@ -1,7 +1,7 @@
 """Parity with LongBench v2's official pred.py and result.py on the golden set in tests/data: every
-request body (fast: the calls without the long documents and the short records; slow: all 314
-with the transformers tokenizer), every result file, result.py's table, the 113 extraction
-cases."""
+request body (fast: 182, the calls without a document and all calls of the short records, with
+``tokenizers``; slow: all 314 with the transformers tokenizer, pred.py's own path), every result
+file, result.py's table, the 113 extraction cases."""
 
 import json
 import os

@@ -137,7 +137,14 @@ def cut(prompt: str, budget: int, codec: Codec, mode: str) -> str:
 
 
 def first_request(
-    record: Mapping, setting: Setting, *, model: str, budget: int, codec: Codec, mode: str, rag=0
+    record: Mapping,
+    setting: Setting,
+    *,
+    model: str,
+    budget: int,
+    codec: Codec,
+    mode: str,
+    rag: int = 0,
 ) -> dict:
     """The body of the first call (``model`` as sent: ``tasks.served_model``)."""
     prompt = cut(first_prompt(record, setting, mode, rag), budget, codec, mode)

@@ -115,8 +115,8 @@ class Group:
 
 
 def _check_labels(key: tuple[str, str, str]) -> None:
-    """The official fills the few-shot question with ``str.format`` twice; a brace in a label
-    breaks it there, so labels with braces are refused everywhere."""
+    """The official puts labels into the final question's text and then calls ``str.format`` on
+    it (twice for the few-shot examples): a brace in a label breaks it, so it is refused."""
     if any('{' in label or '}' in label for label in key):
         raise ValueError(f'MRCR text labels must not hold braces: {key!r}')
 
@@ -181,6 +181,8 @@ def drawn_examples(fewshot: TextTable, rng: random.Random) -> tuple[str, str]:
     fmts = _pick(rng, fewshot), _pick(rng, fewshot)
     topics = _pick(rng, fewshot[fmts[0]]), _pick(rng, fewshot[fmts[1]])
     styles = _pick(rng, fewshot[fmts[0]][topics[0]]), _pick(rng, fewshot[fmts[1]][topics[1]])
+    _check_labels((fmts[0], topics[0], styles[0]))
+    _check_labels((fmts[1], topics[1], styles[1]))
     first_seeds = fewshot[fmts[0]][topics[0]][styles[0]]
     other_seeds = fewshot[fmts[1]][topics[1]][styles[1]]
     first_name = _pick(rng, first_seeds)
@@ -196,6 +198,7 @@ def drawn_examples(fewshot: TextTable, rng: random.Random) -> tuple[str, str]:
     fmt = _pick(rng, fewshot)
     topic = _pick(rng, fewshot[fmt])
     style = _pick(rng, fewshot[fmt][topic])
+    _check_labels((fmt, topic, style))
     seeds = fewshot[fmt][topic][style]
     name = _pick(rng, seeds)
     later = seeds[_two_seeds(rng, seeds, name)]

@@ -271,3 +271,27 @@ def test_synthetic_files_in_both_official_formats_read_back(tmp_path):
                 )
                 == 1.0
             )
+
+
+def test_the_assembler_refuses_what_the_official_crashes_or_hangs_on():
+    from opencompass_lveval.mrcr.build import generate_mrcr_v2
+    from opencompass_lveval.mrcr.synthetic import v2_texts
+
+    texts = v2_texts(0)
+    options = dict(
+        needles=2,
+        samples_per_bucket=1,
+        buckets=[(4096, 8192)],
+        static_fewshot=False,
+        json_style=False,
+        count_tokens=lambda text: len(text.split()),
+        seed=0,
+    )
+    braced = {**texts, 'relevant': {'po{em}': texts['relevant']['poem']}}
+    with pytest.raises(ValueError, match='must not hold braces'):
+        generate_mrcr_v2(braced, **options)
+    lonely = {'poem': {'kites': {'gothic': {'seed1': 'one text only'}}}}
+    with pytest.raises(ValueError, match='needs a second text'):
+        generate_mrcr_v2({**texts, 'fewshot': lonely}, **options)
+    with pytest.raises(ValueError, match='needles must be 1 to 8'):
+        generate_mrcr_v2(texts, **{**options, 'needles': 9})

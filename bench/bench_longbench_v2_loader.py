@@ -15,34 +15,25 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 from corpora import DEFAULT, read_book
+from measured import best_of
 
 RECORDS = 503
 
-MEASURE = r"""
-import json, sys, time
+SETUP = r"""
 mode, path = sys.argv[1], sys.argv[2]
 from opencompass_lveval.longbench_v2.data import SCORING_FIELDS, load_records
-def status(field):
-    for line in open('/proc/self/status'):
-        if line.startswith(field):
-            return int(line.split()[1]) * 1024
-open('/proc/self/clear_refs', 'w').write('5')
-base = status('VmRSS')
-start = time.perf_counter()
+"""
+TIMED = r"""
 if mode == 'json.load':
     with open(path, encoding='utf-8') as stream:
-        n = len(json.load(stream))
+        count = len(json.load(stream))
 elif mode == 'stream, every field':
-    n = len(load_records(path))
+    count = len(load_records(path))
 else:
-    n = len(load_records(path, SCORING_FIELDS))
-print(json.dumps({'records': n, 'seconds': time.perf_counter() - start,
-                  'peak_bytes': status('VmHWM') - base}))
+    count = len(load_records(path, SCORING_FIELDS))
 """
 
 
@@ -82,13 +73,6 @@ def build_file(corpora: Path, out: Path, seed: int = 0) -> Path:
     return path
 
 
-def measure(mode: str, path: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, '-c', MEASURE, mode, str(path)], check=True, capture_output=True, text=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--corpora', default=str(DEFAULT))
@@ -99,12 +83,10 @@ def main() -> None:
     size = path.stat().st_size
     print(f'file: {path} ({size / 1e6:.0f} MB, {RECORDS} records)')
     for mode in ('json.load', 'stream, every field', 'stream, scoring fields'):
-        runs = [measure(mode, path) for _ in range(args.repeat)]
-        fastest = min(runs, key=lambda r: r['seconds'])
-        peak = max(r['peak_bytes'] for r in runs)
+        fastest, peak = best_of(args.repeat, SETUP, TIMED, mode, str(path))
         print(
             f'{mode:>22}: best {fastest["seconds"]:.2f} s of {args.repeat}, peak +{peak / 1e6:.0f}'
-            f' MB ({peak / size:.2f}x file), records {fastest["records"]}'
+            f' MB ({peak / size:.2f}x file), records {fastest["count"]}'
         )
 
 

@@ -45,7 +45,7 @@ _FORMS = {
 }
 # Levels the tables use for averages; keys of a result or its details that are no metric.
 _RESERVED = {
-    'level': {'avg': 'the average column', 'all': 'the tidy rows of averages'},
+    'level': {'avg': 'the average column', 'all': "the usage tables' total column"},
     'metric': dict.fromkeys(
         ('details', 'provenance', 'error', 'pred', 'answer', DEPTH, 'example_abbr'),
         'a key of every result or its details',
@@ -80,29 +80,47 @@ class GridBenchmark(GridTables):
     positions its records place answers at (``(0, 0.25, 0.5, 0.75, 1)``: a row each, a record
     in the row of the nearest), or None: a row per distinct position in the data (to 0.1%;
     tenths where there are more than 20)."""
-    # What its tables call a task and a size ('dataset', 'level'), and its sizes as an axis.
     task_word: str = 'task'
+    """What its tables call one task: ``dataset`` (LV-Eval), ``task``."""
+    task_plural: str = 'tasks'
+    """The same word for several, as declared (never ``task_word`` + 's'): ``datasets``."""
     size_word: str = 'size'
+    """What its tables call one size: ``level`` (LV-Eval), ``setting`` (Ada-LEval)."""
+    size_plural: str = 'sizes'
+    """The same word for several, as declared: ``levels``, ``settings``."""
     size_name: str = 'size'
-    # Averages: the Overall at a size (the unweighted mean of every task there), named as on the
-    # board and in published files; task groups, each the mean over its tasks and the sizes.
+    """Its sizes as a plot's axis and in titles (``length level``); the axis adds its unit."""
     overall: Optional[str] = None
+    """The name of its average over every task at a size (``Overall``: the unweighted mean of
+    the tasks there, given only where all have a result), used for it everywhere: the report's
+    row and table, the board's main table, tidy rows (item), plots, and a published row's task of
+    that name. None: no such average (each task ranks on its own). The mean of a row over sizes
+    is ``avg`` everywhere (column, tidy level, JSON key)."""
     task_groups: dict[str, tuple[str, ...]] = {}
+    """Named sets of its tasks (LV-Eval's task types), each averaged over its tasks and the
+    sizes: rows of a model's report table, a board table, tidy rows (table ``group``)."""
     task_groups_name: str = 'task groups'
-    # OpenCompass's summary: its groups, of these kinds in this order ('task' over its sizes,
-    # 'group' over a task group's cells, 'size' over the tasks at a size, 'all' over every cell,
-    # named ``summary_all``), its rows (the groups in ``summary_rows_by`` order, default the same,
-    # then every cell), the metric groups average (None: the dataset's first) and the metrics a
-    # cell's rows show (none: the dataset's row).
+    """What the board's table of ``task_groups`` is called: ``task types``."""
     summary_by: tuple[str, ...] = ('size',)
+    """OpenCompass's summary groups, of these kinds in this order: ``'task'`` (a task over its
+    sizes, named ``{prefix}_{task}``), ``'group'`` (a task group's cells, ``{prefix}_{group}``),
+    ``'size'`` (the tasks at a size, ``{prefix}_{size}``), ``'all'`` (every cell,
+    ``{prefix}_{summary_all}``). Declared ``factors`` add theirs after these."""
     summary_rows_by: Optional[tuple[str, ...]] = None
+    """The order of the groups' rows in the summary (default: ``summary_by``'s); every cell's
+    row follows them."""
     summary_all: Optional[str] = None
+    """The name after the prefix of the group of every cell (kind ``'all'``): LV-Eval's ``qa``
+    gives the group ``LVEval_qa``. None: no such group."""
     summary_metric: Optional[str] = None
+    """The metric its groups average where it scores one metric (None: each dataset's first)."""
     summary_cell_metrics: tuple[str, ...] = ()
-    # The papers' numbers: a CSV of model, source, task, size, then one column per metric, the
-    # columns named as here unless ``published_columns`` maps a name to the file's.
+    """The metrics a cell's summary rows show, one row each (none: the dataset's row; a
+    benchmark with several ``metrics`` shows each)."""
     published_file: Optional[Path] = None
+    """The papers' numbers: a CSV of model, source, task, size, then one column per metric."""
     published_columns: dict[str, str] = {}
+    """Columns of ``published_file`` named otherwise than here: ``{'size': 'setting'}``."""
 
     @property
     def metrics(self) -> tuple[str, ...]:

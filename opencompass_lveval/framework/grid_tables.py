@@ -18,11 +18,14 @@ class GridTables(Benchmark):
     ``task_groups``, the words) and cells (``abbr``, ``split_abbr``, ``record_scores``) it reads.
     A benchmark adds tables of its own through ``own_report_tables`` and ``own_board_tables``."""
 
-    # Leaderboard tables per task: its sizes as columns, a second metric in brackets; the title
-    # fills {title}, {task}, {metric} and {size_word}.
     board_title: str = '{title} {task}: {metric} by {size_word}'
+    """The title of its board table per task (its sizes as columns), filling ``{title}``,
+    ``{task}``, ``{metric}`` and ``{size_word}``."""
     board_note_metric: Optional[str] = None
+    """A second metric shown in brackets beside the headline in the board's task tables
+    (Ada-LEval's instruction following), or None."""
     board_note_label: str = ''
+    """What the bracketed ``board_note_metric`` is called in titles and tooltips."""
     # The note metric is a rating some rows have (LV-Eval's LLM judge), not a metric of every
     # result: shown where a measured row has it, its tidy rows after the headline's.
     board_note_rated: bool = False
@@ -233,18 +236,18 @@ class GridTables(Benchmark):
         header = ['model', *sizes, 'avg']
         rows = [[m, *row, mean(row)] for m, row in averages.items()]
         intervals = [[None, *errors[m], t.intervals[-1][-1]] for m, t in zip(averages, tables)]
-        stem = self._stem(f'{self.name}_{self.size_word}s', metric)
-        title = f'{self.title} average {metric} by {self.size_name}'
+        stem = self._stem(f'{self.name}_{self.size_plural}', metric)
+        title = self._overall_title(metric)
         tables.insert(0, Table(title, stem, header, rows, intervals))
         path = out / f'{stem}.png'
         plot_lines(
             path,
-            f'{self.title}: average over {len(self.tasks)} {self.task_word}s (95% bootstrap '
-            'intervals)',
+            f'{self.title}: {self.overall}, the mean of its {len(self.tasks)} '
+            f'{self.task_plural} (95% bootstrap intervals)',
             sizes,
             averages,
             self.axis_label(detailed=True),
-            f'average {metric} (%)',
+            f'{self.overall} {metric} (%)',
             errors=errors,
         )
         own = self.own_report_tables(results, sizes) if metric == self.headline_metric else []
@@ -270,7 +273,7 @@ class GridTables(Benchmark):
             ]
             for task in grid
         ]
-        for name, members in [*self.task_groups.items(), ('average', self.tasks)]:
+        for name, members in [*self.task_groups.items(), (self.overall, self.tasks)]:
             values = [mean([grid[m][i] for m in members]) for i in range(len(sizes))]
             rows.append([name, *values, mean([v for m in members for v in grid[m]])])
             intervals.append(
@@ -373,7 +376,7 @@ class GridTables(Benchmark):
         metric = metric or self.headline_metric
         return BoardTable(
             self.name if own else f'{self.name}-{metric}',
-            f'{self.title}: {self.overall} by {self.size_name}' + ('' if own else f': {metric}'),
+            self._overall_title(metric),
             [*sizes, 'avg'],
             [
                 BoardLine(
@@ -391,11 +394,16 @@ class GridTables(Benchmark):
             headline=own,
             plotted=len(sizes),
             note=f'{self.overall} at a {self.size_word} is the unweighted mean of the {every} '
-            f'{self.task_word}s there, given only where all {every} have a result. '
+            f'{self.task_plural} there, given only where all {every} have a result. '
             + self._interval_note(shown),
             axis=self.axis_label(),
             metric=metric,
         )
+
+    def _overall_title(self, metric: str) -> str:
+        """The Overall's table, the same in the report and on the board."""
+        title = f'{self.title}: {self.overall} by {self.size_name}'
+        return title if metric == self.headline_metric else f'{title}: {metric}'
 
     def _size_cells(self, sizes: list[str]) -> list[Cell]:
         return [(task, size) for task in self.tasks for size in sizes]
@@ -414,8 +422,8 @@ class GridTables(Benchmark):
         groups = list(self.task_groups)
         return BoardTable(
             f'{self.name}-groups',
-            f'{self.title}: {self.task_groups_name} (mean over {self.task_word}s and '
-            f'{self.size_word}s)',
+            f'{self.title}: {self.task_groups_name} (mean over {self.task_plural} and '
+            f'{self.size_plural})',
             groups,
             [
                 BoardLine(
@@ -453,7 +461,7 @@ class GridTables(Benchmark):
             yield from self._rated_rows(row, sizes)
 
     def _average_rows(self, row, sizes: list[str], metric: str) -> Iterator[tuple]:
-        every = f'all {self.task_word}s'
+        every = self.overall
         for size in sizes:
             found = self.pooled_interval(row, self._size_cells([size]), metric)
             yield 'overall', every, size, metric, self.overall_value(row, size, metric), found
@@ -462,14 +470,14 @@ class GridTables(Benchmark):
         for group in self.task_groups:
             found = self.pooled_interval(row, self.group_cells(group, sizes), metric)
             value = self.group_value(row, group, sizes, metric)
-            yield 'group', group, 'all', metric, value, found
+            yield 'group', group, 'avg', metric, value, found
 
     def _rated_rows(self, row, sizes) -> Iterator[tuple]:
         metric = self.board_note_metric
         if self.overall:
             for size in sizes:
                 value = self.overall_value(row, size, metric)
-                yield 'overall', f'all {self.task_word}s', size, metric, value, None
+                yield 'overall', self.overall, size, metric, value, None
         for task, shown in self._by_task(sizes).items():
             table = self.task_word if self.overall else task
             for size in shown:
@@ -488,9 +496,9 @@ class GridTables(Benchmark):
 
         return {
             'overall': {size: shown(self.overall_value(row, size)) for size in sizes},
-            'average': shown(self.average_value(row, sizes)),
+            'avg': shown(self.average_value(row, sizes)),
             'overall_interval': {
                 size: self.pooled_interval(row, self._size_cells([size])) for size in sizes
             },
-            'average_interval': self.pooled_interval(row, self._size_cells(sizes)),
+            'avg_interval': self.pooled_interval(row, self._size_cells(sizes)),
         }

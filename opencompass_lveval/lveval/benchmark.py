@@ -40,7 +40,8 @@ class LVEval(GridBenchmark):
     # The official metric, and the LLM judge's score where a judge rated the run.
     result_metrics = board_metrics = (KEYWORD, JUDGE)
     score_scale = 100  # LVEvalEvaluator's per-record scores are fractions
-    task_word, size_word, size_name = 'dataset', 'level', 'length level'
+    task_word, task_plural, size_word, size_plural = 'dataset', 'datasets', 'level', 'levels'
+    size_name = 'length level'
     overall = 'Overall'
     task_groups = {group: tuple(t.name for t in TASKS if t.group == group) for group in GROUPS}
     task_groups_name = 'task types'

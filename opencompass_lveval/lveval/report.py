@@ -166,7 +166,7 @@ def judge_tables(results: dict[str, dict[str, dict]], levels: list[str]) -> list
             for metric in (KEYWORD, JUDGE)
         }
         rows.append(
-            ['average']
+            ['Overall']
             + [v for pair in zip(averages[KEYWORD], averages[JUDGE]) for v in pair]
             + [mean(averages[KEYWORD]), mean(averages[JUDGE])]
         )

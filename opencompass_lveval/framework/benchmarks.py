@@ -60,10 +60,16 @@ class LengthUnit:
     name: str  # plural, as printed after a number: 'words', 'cl100k_base tokens'
     count: Callable[[str], int]
     texts: str = ''  # the texts it measures, where a benchmark has several units: 'English'
+    # The lengths are the model's own tokens: a model with a tokenizer is counted in its tokens;
+    # ``name`` and ``count`` are what a model without one (a CPU baseline) is counted in instead.
+    model_tokens: bool = False
 
     @property
     def phrase(self) -> str:
-        """``words for English``; the bare name where it measures every text."""
+        """``words for English``; the bare name where it measures every text; ``the model's
+        tokens (words without a tokenizer)`` for the model's own tokens."""
+        if self.model_tokens:
+            return f"the model's tokens ({self.name} without a tokenizer)"
         return f'{self.name} for {self.texts}' if self.texts else self.name
 
 
@@ -112,6 +118,8 @@ class Benchmark(ABC):
     # The result metrics a leaderboard keeps: its headline and other ``metrics`` among them, or
     # the board drops their tables (registration refuses that; a declared benchmark: ``metrics``).
     board_metrics: tuple[str, ...] = ('score',)
+    # Its second factors beside task x size (``factors.Factor``; ``GridBenchmark`` presents them).
+    factors: tuple = ()
 
     # Data ----------------------------------------------------------------------------------------
 
@@ -185,6 +193,11 @@ class Benchmark(ABC):
         """Per record, where its answer first occurs as a fraction of its context (None where it
         does not), for depth maps; None for datasets that get no depth map."""
         return None
+
+    def record_factors(self, result: dict) -> dict[str, list]:
+        """Per record, its value of each of the benchmark's per-record factors (factor name ->
+        values), from a result's ``details``; empty where it has none."""
+        return {}
 
     def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict, **others) -> list:
         """One model's depth maps (``report.depth.DepthMap``) from its results (abbr -> result),

@@ -144,20 +144,30 @@ class GridTables(Benchmark):
         ]
         return f'{self.size_name} ({" / ".join(units)})' if units else self.size_name
 
+    def level_positions(self, sizes: list[str]) -> Optional[list[float]]:
+        """Where its levels sit on a plot's x axis: their ``level_tokens`` where every one of
+        ``sizes`` has one (on a log axis); None: evenly spaced."""
+        found = [self.level_tokens.get(size) for size in sizes]
+        return [float(v) for v in found] if found and None not in found else None
+
     # A run's report -----------------------------------------------------------------------------
 
     def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
         """With an Overall, every model's grid and the Overall by size; otherwise, per task, the
         headline metric by size for every model. Intervals on every number, plots with error
-        bars, then the benchmark's own tables; the same for each of its other ``metrics``."""
+        bars, then the benchmark's own tables, then a table and plot per factor value
+        (``factors``); the same for each of its other ``metrics``."""
+        from . import factor_tables
+
         tables, plots = [], []
         for metric in self.metrics:
             if self.overall:
                 found = self._grid_report(results, out, metric)
             else:
                 found = self._task_report(results, out, metric)
-            tables += found[0]
-            plots += found[1]
+            by_factor = factor_tables.report_tables(self, results, out, metric)
+            tables += found[0] + by_factor[0]
+            plots += found[1] + by_factor[1]
         return tables, plots
 
     def own_report_tables(self, results: dict, sizes: list[str]) -> list[Table]:
@@ -186,7 +196,6 @@ class GridTables(Benchmark):
 
     def _task_report(self, results: dict, out: Path, metric: str) -> tuple[list[Table], list]:
         from ..report.intervals import interval
-        from ..report.plots import plot_lines
 
         tables, plots = [], []
         every = {abbr for found in results.values() for abbr in found}
@@ -207,11 +216,20 @@ class GridTables(Benchmark):
             stem = self._stem(f'{self.name}_{task}', metric)
             tables.append(Table(title, stem, ['model', *sizes], rows, bounds))
             path = out / f'{self.name}_{task}_{metric}.png'
-            plot_lines(
-                path, title, sizes, values, self.axis_label(True), f'{metric} (%)', errors=errors
-            )
-            plots.append(path)
+            plots.append(self._plot_by_size(path, title, sizes, values, errors, metric))
         return tables, plots
+
+    def _plot_by_size(self, path: Path, title: str, sizes, lines: dict, errors: dict, metric):
+        """A line per model of ``metric`` by size with error bars, the levels placed by
+        ``level_positions``: the report's plot of a task or a factor value."""
+        from ..report.plots import plot_lines
+
+        axis = self.axis_label(True)
+        positions = self.level_positions(sizes)
+        plot_lines(
+            path, title, sizes, lines, axis, f'{metric} (%)', errors=errors, positions=positions
+        )
+        return path
 
     def _grid_report(self, results: dict, out: Path, metric: str) -> tuple[list[Table], list]:
         from ..report.plots import plot_lines
@@ -249,6 +267,7 @@ class GridTables(Benchmark):
             self.axis_label(detailed=True),
             f'{self.overall} {metric} (%)',
             errors=errors,
+            positions=self.level_positions(sizes),
         )
         own = self.own_report_tables(results, sizes) if metric == self.headline_metric else []
         return tables + own, [path]
@@ -297,7 +316,10 @@ class GridTables(Benchmark):
     def board_tables(self, rows: list, sizes) -> list[BoardTable]:
         """With an Overall: the Overall by size (the board's headline) and the task groups. Then
         its own tables, then one table per task: the headline metric by size with intervals, the
-        note metric in brackets. Then the same for each of its other ``metrics``."""
+        note metric in brackets, then one per factor value. Then the same for each of its other
+        ``metrics``."""
+        from . import factor_tables
+
         shown = [row for row in rows if row.results.get(self.name)]
         if self.overall and not (shown and sizes):
             return []
@@ -313,6 +335,7 @@ class GridTables(Benchmark):
             self._task_table(task, task_sizes, shown, notes)
             for task, task_sizes in self._by_task(sizes).items()
         ]
+        tables += factor_tables.board_tables(self, shown, sizes, self.headline_metric)
         for metric in self.metrics:
             if metric != self.headline_metric:
                 tables += [self._overall_table(shown, sizes, metric)] if self.overall else []
@@ -320,6 +343,7 @@ class GridTables(Benchmark):
                     self._task_table(task, task_sizes, shown, False, metric)
                     for task, task_sizes in self._by_task(sizes).items()
                 ]
+                tables += factor_tables.board_tables(self, shown, sizes, metric)
         return tables
 
     def _interval_note(self, rows: list) -> str:
@@ -366,6 +390,7 @@ class GridTables(Benchmark):
             note='' if self.overall else self._interval_note(shown),
             axis=self.axis_label(),
             metric=metric,
+            positions=self.level_positions(sizes),
         )
 
     def _overall_table(
@@ -398,6 +423,7 @@ class GridTables(Benchmark):
             + self._interval_note(shown),
             axis=self.axis_label(),
             metric=metric,
+            positions=self.level_positions(sizes),
         )
 
     def _overall_title(self, metric: str) -> str:
@@ -441,9 +467,10 @@ class GridTables(Benchmark):
 
     def tidy(self, row, sizes) -> Iterator[tuple]:
         """(table, item, size, metric, value, interval) of every number of a row: the Overall and
-        task groups where declared, every cell's metrics (the headline with its interval), then
-        a rated note metric's Overall and cells."""
+        task groups where declared, every cell's metrics (the headline with its interval), each
+        factor value (table: the factor's name), then a rated note metric's Overall and cells."""
         from ..report.intervals import interval
+        from . import factor_tables
 
         rated = self.board_note_metric if self.board_note_rated else None
         if self.overall:
@@ -457,6 +484,7 @@ class GridTables(Benchmark):
                         found = self.samples(row, task, size, metric)
                         bounds = interval(found) if metric in self.metrics else None
                         yield table, task, size, metric, value, bounds
+        yield from factor_tables.tidy_rows(self, row, sizes)
         if rated and self.rated(row):
             yield from self._rated_rows(row, sizes)
 
@@ -485,11 +513,13 @@ class GridTables(Benchmark):
 
     def json_fields(self, row, sizes) -> dict:
         """With an Overall: the row's Overall per size and its average (rounded as the board
-        shows them), with their intervals."""
+        shows them), with their intervals; with factors, each value's numbers (``factors``)."""
         from ..report.rounding import rounded
+        from . import factor_tables
 
+        factors = {'factors': factor_tables.json_fields(self, row, sizes)} if self.factors else {}
         if not self.overall:
-            return {}
+            return factors
 
         def shown(value):
             return None if value is None else rounded(value)
@@ -501,4 +531,5 @@ class GridTables(Benchmark):
                 size: self.pooled_interval(row, self._size_cells([size])) for size in sizes
             },
             'avg_interval': self.pooled_interval(row, self._size_cells(sizes)),
+            **factors,
         }

@@ -93,6 +93,37 @@ class BuildKind:
         return [flag.lstrip('-').replace('-', '_') for flag, _ in self.arguments]
 
 
+# Where a context splits into sentences: after an end of sentence (Latin or CJK), or at a line
+# break. The extractive baseline's candidate answers, unless a benchmark declares otherwise.
+SENTENCE_ENDS = r'(?<=[.!?。！？；;])\s*|\n+'
+
+
+@dataclass(frozen=True)
+class PromptReading:
+    """How the extractive CPU baseline reads one benchmark's prompts (``models/baselines.py``):
+    the question starts at the last match of ``question`` and runs to the prompt's end (an answer
+    prefix after it included); the context before it is split on ``candidates`` into the
+    candidate answers, of which those matching ``keep`` (anywhere) count. A prompt with no match
+    is not this benchmark's. RULER's needles: ``PromptReading(r'\\nWhat (?:is|are all) the
+    special magic', keep='One of the special magic')``."""
+
+    question: str  # a regular expression; its last match starts the question
+    candidates: str = SENTENCE_ENDS  # a regular expression the context is split on
+    keep: Optional[str] = None  # a regular expression a candidate must match; None: any
+
+    def read(self, prompt: str) -> Optional[tuple[list[str], str]]:
+        """(candidate answers, question) of a prompt it matches; None for another prompt."""
+        import re
+
+        starts = [match.start() for match in re.finditer(self.question, prompt)]
+        if not starts:
+            return None
+        context, question = prompt[: starts[-1]], prompt[starts[-1] :]
+        pieces = [piece.strip() for piece in re.split(self.candidates, context) if piece]
+        kept = [p for p in pieces if p and (self.keep is None or re.search(self.keep, p))]
+        return kept, question.strip()
+
+
 BUILD_OUTPUT = (
     argument('--out', required=True, help='output folder'),
     argument('--seed', type=int, default=0),
@@ -241,6 +272,11 @@ class Benchmark(ABC):
         """A uniformly random valid answer to one of its prompts; None for other prompts."""
         return None
 
+    # How the extractive CPU baseline splits its prompts into candidate answers and a question
+    # (``PromptReading``); None: as every prompt by default, the question its last paragraph
+    # (after the last blank line), the candidates the sentences and lines before it.
+    extractive_reading: Optional[PromptReading] = None
+
     def demo_datasets(self, path: str) -> list[dict]:
         """Its part of ``configs/eval_demo.py``: dataset configs reading the synthetic data that
         ``lveval data synth`` wrote to ``path``."""
@@ -269,8 +305,21 @@ class Benchmark(ABC):
 
     def check_declaration(self) -> list[str]:
         """What in its declaration the framework cannot use, one line each naming the attribute
-        and the fix; registration refuses a benchmark with any."""
-        return []
+        and the fix; registration refuses a benchmark with any. Here: an ``extractive_reading``
+        whose patterns do not compile."""
+        import re
+
+        where, problems = type(self).__name__, []
+        reading = self.extractive_reading
+        for field in ('question', 'candidates', 'keep') if reading is not None else ():
+            try:
+                re.compile(getattr(reading, field) or '')
+            except (re.error, TypeError) as exc:
+                problems.append(
+                    f'{where}.extractive_reading.{field} {getattr(reading, field)!r} is no '
+                    f'regular expression ({exc}); fix the pattern'
+                )
+        return problems
 
     def shown_sizes(self, sizes: Any) -> list[str]:
         """What a board shows of it (``board_sizes``), as short phrases for one line."""

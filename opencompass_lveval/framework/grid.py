@@ -163,7 +163,7 @@ class GridBenchmark(GridTables):
         abbreviations and file names), levels without their unit word, metrics the board or the
         evaluator would lose; one line each, naming the attribute and the fix."""
         where = type(self).__name__
-        problems = _names(f'{where}.name', (self.name,), 'name')
+        problems = super().check_declaration() + _names(f'{where}.name', (self.name,), 'name')
         problems += _names(f'{where}.prefix', (getattr(self, 'prefix', ''),), 'prefix')
         problems += _names(f'{where}.tasks', getattr(self, 'tasks', ()), 'task')
         for task in dict.fromkeys(self.tasks if not problems else ()):

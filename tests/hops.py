@@ -79,3 +79,17 @@ class Hops(DeclaredBenchmark):
 
     def random_answer(self, prompt: str, rng: random.Random):
         return str(rng.randrange(10_000, 100_000)) if 'Which value does VAR' in prompt else None
+
+
+def cell_dataset(benchmark, task: str, size: str, folder):
+    """One cell's OpenCompass dataset, made from the benchmark's own config of it."""
+    from opencompass_lveval.framework.declared_opencompass import DeclaredDataset
+
+    config = benchmark.cell_config(task, size, str(folder))
+    return DeclaredDataset(
+        **{
+            key: value
+            for key, value in config.items()
+            if key not in ('type', 'infer_cfg', 'eval_cfg')
+        }
+    )

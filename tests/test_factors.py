@@ -12,7 +12,7 @@ import random
 import re
 
 import pytest
-from hops import HOPS, Hops
+from hops import HOPS, Hops, cell_dataset
 
 from opencompass_lveval.files.errors import BenchmarkError
 from opencompass_lveval.framework import benchmarks
@@ -185,17 +185,10 @@ def test_registration_refuses_a_factor_it_cannot_use(case):
 
 
 def test_the_evaluator_keeps_each_records_hop_count_and_reports_each_counts_means(hops, tmp_path):
-    from opencompass_lveval.framework.declared_opencompass import DeclaredDataset, DeclaredEvaluator
+    from opencompass_lveval.framework.declared_opencompass import DeclaredEvaluator
 
     hops.write_synthetic(tmp_path, seed=0)
-    dataset = DeclaredDataset(
-        reader_cfg=dict(input_columns=['context', 'input'], output_column='answer'),
-        abbr='Hops_chain_1k',
-        benchmark='hops',
-        task='chain',
-        size='1k',
-        path=str(tmp_path / 'hops'),
-    )
+    dataset = cell_dataset(hops, 'chain', '1k', tmp_path / 'hops')
     raw = [json.loads(line) for line in (tmp_path / 'hops' / 'hops_chain_1k.jsonl').open()]
     assert [r['hops'] for r in raw] == [1, 2, 4, 1, 2, 4]
     replies = [raw[0]['answer'], 'no', f'It is {raw[2]["answer"]}', 'no', raw[4]['answer'], 'no']
@@ -348,6 +341,32 @@ def test_the_board_shows_each_factor_value_with_the_reports_intervals(written):
     for key in ('hops-kind-retrieval', 'hops-hops-1-exact'):
         assert f'<table id="{key}"' in page
     assert page.count('text-anchor="middle">size (tokens)</text>') >= 10  # every table plotted
+
+
+def test_a_grid_with_an_overall_shows_its_factor_values_at_its_levels(tmp_path, monkeypatch):
+    """With an Overall the tasks share their levels: the factor tables follow them."""
+    from opencompass_lveval.leaderboard import write_leaderboard
+
+    grid = type('Grid', (Hops,), {'overall': 'Overall'})()
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.registered(), grid))
+    run, records = _run(tmp_path)
+    _, board_files = write_leaderboard([run], tmp_path / 'board')
+    with open(board_files[1], newline='') as stream:
+        tidy = {
+            (r['row'], r['table'], r['item'], r['level'], r['metric']): r['value']
+            for r in csv.DictReader(stream)
+        }
+    for model in MODELS:
+        for factor, value in (('kind', 'retrieval'), ('hops', '1')):
+            at = [expected(records, model, factor, value, s, 'exact') for s in Hops.sizes]
+            assert float(tidy[model, factor, value, '2k', 'exact']) == float(shown(at[1]))
+            assert float(tidy[model, factor, value, 'avg', 'exact']) == float(shown(_mean(at)))
+        overall = _mean(
+            [expected(records, model, 'kind', 'tracking', '8k', 'accuracy')] * 2
+            + [expected(records, model, 'kind', 'retrieval', '8k', 'accuracy')]
+        )
+        assert float(tidy[model, 'overall', 'Overall', '8k', 'accuracy']) == float(shown(overall))
+    assert '### Hops, kind tracking: accuracy by size' in board_files[0].read_text()
 
 
 # Levels in the model's own tokens ----------------------------------------------------------------

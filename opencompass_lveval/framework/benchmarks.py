@@ -58,7 +58,7 @@ class LengthUnit:
     ``lveval inputs --count-only`` counts a tokenizer-free model's prompts in."""
 
     name: str  # plural, as printed after a number: 'words', 'cl100k_base tokens'
-    count: Callable[[str], int]
+    count: Callable[[str], int]  # a text's length in this unit
     texts: str = ''  # the texts it measures, where a benchmark has several units: 'English'
     # The lengths are the model's own tokens: a model with a tokenizer is counted in its tokens;
     # ``name`` and ``count`` are what a model without one (a CPU baseline) is counted in instead.
@@ -78,6 +78,13 @@ def argument(flag: str, **options) -> Argument:
     return flag, options
 
 
+def argument_names(arguments) -> list[str]:
+    """The argparse names of ``argument`` calls: ``--no-cfi`` is ``no_cfi``, a ``dest`` wins."""
+    return [
+        options.get('dest') or flag.lstrip('-').replace('-', '_') for flag, options in arguments
+    ]
+
+
 @dataclass(frozen=True)
 class BuildKind:
     """One ``lveval build`` kind: its help, its arguments in ``--help`` order, and the function
@@ -90,7 +97,32 @@ class BuildKind:
     @property
     def names(self) -> list[str]:
         """The argparse names of the arguments: ``--no-cfi`` is ``no_cfi``."""
-        return [flag.lstrip('-').replace('-', '_') for flag, _ in self.arguments]
+        return argument_names(self.arguments)
+
+
+@dataclass(frozen=True)
+class OfficialScorer:
+    """A benchmark's official scoring of predictions in the official layout, run as ``lveval
+    score --benchmark NAME ARGUMENTS``: its help, its arguments (``argument(...)`` calls, in
+    ``--help`` order; ``--benchmark`` is the command's own) and ``score``, the function taking
+    them as keywords by their argparse names and returning the lines to print; given as
+    ``'module:function'`` it is imported only when the command runs."""
+
+    help: str  # what it scores and writes, for ``lveval score --help``
+    arguments: tuple[Argument, ...]  # ``argument(...)`` calls, in ``--help`` order
+    score: Any  # 'package.module:function', or the function
+
+    @property
+    def names(self) -> list[str]:
+        """Its arguments' argparse names: the keywords ``score`` takes."""
+        return argument_names(self.arguments)
+
+    def function(self) -> Callable[..., list[str]]:
+        """``score`` itself, its module imported where it is named as text."""
+        if not isinstance(self.score, str):
+            return self.score
+        module, _, name = self.score.partition(':')
+        return getattr(importlib.import_module(module), name)
 
 
 # Where a context splits into sentences: after an end of sentence (Latin or CJK), or at a line
@@ -259,9 +291,13 @@ class Benchmark(ABC):
         return {}
 
     def commands(self) -> list[Callable]:
-        """Its own subcommands (``lveval score`` for official-format prediction files), each a
-        function adding its parser to ``lveval``'s subparsers."""
+        """Its own subcommands (LV-Eval's ``lveval judge``), each a function adding its parser to
+        ``lveval``'s subparsers."""
         return []
+
+    # Its official scorer of predictions in the official layout (``OfficialScorer``), run by
+    # ``lveval score --benchmark NAME``; the first registered benchmark with one is the default.
+    official_scorer: Optional[OfficialScorer] = None
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         """(the official prompt text, the official answer length) of one of its datasets'
@@ -305,11 +341,17 @@ class Benchmark(ABC):
 
     def check_declaration(self) -> list[str]:
         """What in its declaration the framework cannot use, one line each naming the attribute
-        and the fix; registration refuses a benchmark with any. Here: an ``extractive_reading``
-        whose patterns do not compile."""
+        and the fix; registration refuses a benchmark with any. Here: an ``official_scorer``
+        taking ``--benchmark``, an ``extractive_reading`` whose patterns do not compile."""
         import re
 
         where, problems = type(self).__name__, []
+        scorer = self.official_scorer
+        if scorer is not None and 'benchmark' in scorer.names:
+            problems.append(
+                f"{where}.official_scorer declares --benchmark, which is `lveval score`'s own: "
+                'rename the argument'
+            )
         reading = self.extractive_reading
         for field in ('question', 'candidates', 'keep') if reading is not None else ():
             try:

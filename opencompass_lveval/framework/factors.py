@@ -33,12 +33,14 @@ class Factor:
     plural: str  # the same word for several, as declared: 'categories', 'hop counts'
     # its values in table order; a per-task factor's default: ``of_task``'s, in task order
     values: tuple[str, ...] = ()
-    of_task: Mapping[str, str] = dataclasses.field(default_factory=dict)  # task -> value
+    # a per-task factor's value of each task (task -> value); a task left out has none
+    of_task: Mapping[str, str] = dataclasses.field(default_factory=dict)
     record_field: Optional[str] = None  # the data's field holding each record's value
     tasks: tuple[str, ...] = ()  # a per-record factor's tasks (default: every task)
 
     @property
     def per_record(self) -> bool:
+        """Whether each record has its own value (a ``record_field``), not each task."""
         return self.record_field is not None
 
     def shown_values(self) -> tuple[str, ...]:

@@ -259,6 +259,21 @@ def test_the_summary_has_a_group_per_factor_value_over_every_level_and_at_each(h
     assert rows[len(names) :][:2] == [['Hops_chain_1k', 'accuracy'], ['Hops_chain_1k', 'exact']]
 
 
+def test_a_level_built_later_gets_its_factor_groups_without_a_summarizer_edit(hops):
+    configured = hops.summary_config(hops.configs('data'))
+    named = {group['name'] for group in configured['summary_groups']}
+    abbrs = [c['abbr'] for c in hops.configs('data', sizes=['2k', '16k'])]
+    groups, rows = hops.summary_groups(abbrs, named)
+    by_name = {group['name']: group['subsets'] for group in groups}
+    assert list(by_name)[:3] == ['Hops_16k', 'Hops_16k_exact', 'Hops_kind_tracking_16k']
+    assert by_name['Hops_hops_4_16k'] == [
+        ['Hops_chain_16k', 'accuracy_hops_4'],
+        ['Hops_tree_16k', 'accuracy_hops_4'],
+    ]
+    assert 'Hops_hops_4' not in by_name and not any('_2k' in name for name in by_name)
+    assert rows[: len(groups)] == list(by_name)
+
+
 def test_opencompass_summary_shows_each_factor_value_as_computed_from_the_records(
     hops, tmp_path, monkeypatch
 ):
@@ -401,3 +416,48 @@ def test_plots_place_token_levels_at_their_lengths(written):
     points = re.search(r'<polyline [^>]*points="([^"]+)"', svg)[1].split()
     xs = [float(point.split(',')[0]) for point in points]
     assert (xs[1] - xs[0]) / (xs[2] - xs[0]) == pytest.approx(1 / 3, abs=0.01)
+
+
+# A real run ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_hops_through_the_conformance_kit_shows_each_hop_count(tmp_path, monkeypatch):
+    """Hops installed by an entry point (a dist-info on the path) and checked by the kit: one
+    OpenCompass run with the CPU baselines, its report and board. The extractive baseline finds
+    a value assigned directly (one hop) and follows no chain; the factor's rows show it."""
+    from opencompass_lveval.testing import check_benchmark
+
+    benchmarks.registered()  # loaded now, so the registry as it was comes back afterwards
+    info = tmp_path / 'site' / 'hops_bench-1.0.dist-info'
+    info.mkdir(parents=True)
+    (info / 'METADATA').write_text('Metadata-Version: 2.1\nName: hops-bench\nVersion: 1.0\n')
+    (info / 'entry_points.txt').write_text(f'[{benchmarks.ENTRY_POINT_GROUP}]\nhops = hops:Hops\n')
+    monkeypatch.syspath_prepend(str(tmp_path / 'site'))
+    monkeypatch.delattr(benchmarks, 'BENCHMARKS')
+    kit = tmp_path / 'kit'
+    assert check_benchmark('hops', kit) == [
+        'random-guess scores 0 on every dataset (accuracy): check that the metric takes a right '
+        'answer, unless no such baseline can give one'
+    ]
+    (run,) = [path.parent for path in (kit / 'out').glob('*/results')]
+    for abbr in (f'Hops_{task}_{size}' for task in ('chain', 'tree') for size in Hops.sizes):
+        result = json.loads((run / 'results' / 'extractive-bm25' / f'{abbr}.json').read_text())
+        hops = [detail['hops'][0] for detail in result['details']]
+        assert hops == ['1', '2', '4', '1', '2', '4']
+        accuracy = [detail['score'][0] for detail in result['details']]
+        assert accuracy == [100.0, 0.0, 0.0, 100.0, 0.0, 0.0]
+        assert [result[f'accuracy_hops_{h}'] for h in HOPS] == [100.0, 0.0, 0.0]
+    with open(sorted((run / 'summary').glob('summary_*.csv'))[-1], newline='') as stream:
+        summary = {r['dataset']: r for r in csv.DictReader(stream)}
+    by_hops = [summary[f'Hops_hops_{h}_2k']['extractive-bm25'] for h in HOPS]
+    assert by_hops == ['100.00', '0.00', '0.00']
+    report = (kit / 'report' / 'long_context_report.md').read_text()
+    table = _table(report, 'Hops, hop count 1: accuracy by size')
+    assert [cell.split()[0] for cell in table['extractive-bm25 (synthetic data)']] == ['100.00'] * 4
+    assert (kit / 'report' / 'hops_hops_4_exact.png').is_file()
+    with open(kit / 'board' / 'leaderboard.csv', newline='') as stream:
+        tidy = [r for r in csv.DictReader(stream) if r['table'] == 'hops' and r['level'] == 'avg']
+    found = {(r['row'].split()[0], r['item'], r['metric']): float(r['value']) for r in tidy}
+    assert found[('extractive-bm25', '1', 'accuracy')] == 100.0
+    assert found[('extractive-bm25', '4', 'accuracy')] == 0.0

@@ -373,10 +373,10 @@ class GridBenchmark(GridTables):
             rows += [[abbr, metric] for metric in metrics] if metrics else [abbr]
         return rows
 
-    def _factor_groups(self, cells: list[Cell]) -> list[dict]:
-        """Each factor value's summary groups, per metric: over every size, then at each size.
-        A per-task value's average its tasks' cells; a per-record value the cells' means over
-        its records (``Factor.metric_key``), one per task of the factor."""
+    def _factor_groups(self, cells: list[Cell], every_size: bool = True) -> list[dict]:
+        """Each factor value's summary groups, per metric: over every size (where
+        ``every_size``), then at each size. A per-task value's average its tasks' cells; a
+        per-record value the cells' means over its records (``Factor.metric_key``)."""
         sizes = self.level_order(size for _, size in cells)
         groups = []
         for metric in self._summary_metrics():
@@ -384,7 +384,8 @@ class GridBenchmark(GridTables):
                 for value in factor.shown_values():
                     members = factor.members(value, self.tasks)
                     found = [c for c in cells if c[0] in members]
-                    parts = [(f'{factor.name}_{value}', found)] + [
+                    parts = [(f'{factor.name}_{value}', found)] if every_size else []
+                    parts += [
                         (f'{factor.name}_{value}_{size}', [c for c in found if c[1] == size])
                         for size in sizes
                     ]
@@ -420,9 +421,11 @@ class GridBenchmark(GridTables):
 
     def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
         """The average over its tasks at each size of the run's datasets that the configured
-        groups do not name, and the rows: those groups, then the run's datasets at those sizes."""
+        groups do not name, and each factor value's there; the rows: those groups, then the
+        run's datasets at those sizes."""
         cells = [c for c in self._summary_cells(abbrs) if f'{self.prefix}_{c[1]}' not in named]
         groups = self._summary_groups(cells, ['size'])
+        groups += [g for g in self._factor_groups(cells, False) if g['name'] not in named]
         wanted = {size for _, size in cells}
         present = [c for abbr in abbrs if (c := self.split_abbr(abbr)) and c[1] in wanted]
         return groups, self._summary_rows(groups, present) if groups else []

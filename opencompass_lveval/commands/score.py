@@ -2,9 +2,10 @@
 scored as its official code scores them.
 
 Each benchmark declares its scorer (``Benchmark.official_scorer``: its arguments and the function
-taking them); this command finds it by name and passes it the rest of the command line. Without
-``--benchmark`` it is the first registered benchmark's that has one (LV-Eval's: ``lveval score
-PRED_DIR``). ``--benchmark`` may stand before or after the scorer's own arguments.
+taking them; several, each named, where it has several); this command finds it by name and
+passes it the rest of the command line. Without ``--benchmark`` it is the first registered
+benchmark's (LV-Eval's: ``lveval score PRED_DIR``). ``--benchmark`` may stand before or after
+the scorer's own arguments.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ class _ScorerParser(argparse.ArgumentParser):
 
 
 def scorers() -> dict:
-    """Name -> benchmark of every registered benchmark with an official scorer, in order."""
+    """Name -> official scorer of every registered benchmark's, in order; a name two give is the
+    first registered's."""
     from ..framework import benchmarks
 
-    return {b.name: b for b in benchmarks.registered() if b.official_scorer is not None}
+    found: dict = {}
+    for benchmark in benchmarks.registered():
+        for name, scorer in benchmark.official_scorers().items():
+            found.setdefault(name, scorer)
+    return found
 
 
 def _shown(flag: str, options: dict) -> str:
@@ -36,20 +42,20 @@ def _shown(flag: str, options: dict) -> str:
     return shown if options.get('required') else f'[{shown}]'
 
 
-def usage(benchmark) -> str:
+def usage(name: str, scorer) -> str:
     """``--benchmark NAME ARGUMENTS``: a scorer's command line, as its help shows it."""
-    parts = [_shown(flag, options) for flag, options in benchmark.official_scorer.arguments]
-    return ' '.join([f'--benchmark {benchmark.name}', *parts])
+    parts = [_shown(flag, options) for flag, options in scorer.arguments]
+    return ' '.join([f'--benchmark {name}', *parts])
 
 
 def add_parser(subparsers) -> None:
     found = scorers()
     default = next(iter(found), None)
-    lines = [f'  {usage(b)}\n      {b.official_scorer.help}' for b in found.values()]
+    lines = [f'  {usage(name, scorer)}\n      {scorer.help}' for name, scorer in found.items()]
     parser = subparsers.add_parser(
         'score',
         help="score predictions in a benchmark's official layout as its official code does "
-        f'(default {default}: {found[default].official_scorer.help})'
+        f'(default {default}: {found[default].help})'
         if default
         else "score predictions in a benchmark's official layout",
         description="Score predictions in a benchmark's official layout as its official code "
@@ -82,7 +88,7 @@ def run(*, benchmark, arguments: list[str]) -> int:
     if name not in found:
         known = ', '.join(found) or 'none is registered'
         raise ValueError(f'no official scorer for benchmark {name!r}; known: {known}')
-    scorer = found[name].official_scorer
+    scorer = found[name]
     parser = _ScorerParser(prog=f'lveval score --benchmark {name}', description=scorer.help)
     for flag, options in scorer.arguments:
         parser.add_argument(flag, **options)

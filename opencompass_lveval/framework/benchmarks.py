@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..report.tables import BoardTable, Table
 
@@ -111,6 +111,9 @@ class OfficialScorer:
     help: str  # what it scores and writes, for ``lveval score --help``
     arguments: tuple[Argument, ...]  # ``argument(...)`` calls, in ``--help`` order
     score: Any  # 'package.module:function', or the function
+    # what ``--benchmark`` calls it: the benchmark's name by default; each of a benchmark's
+    # several scorers has its own (MRCR's ``mrcr_openai`` and ``mrcr_v2``)
+    name: Optional[str] = None
 
     @property
     def names(self) -> list[str]:
@@ -296,8 +299,15 @@ class Benchmark(ABC):
         return []
 
     # Its official scorer of predictions in the official layout (``OfficialScorer``), run by
-    # ``lveval score --benchmark NAME``; the first registered benchmark with one is the default.
-    official_scorer: Optional[OfficialScorer] = None
+    # ``lveval score --benchmark NAME``, or a tuple of several, each named; the first registered
+    # benchmark's first scorer is the default.
+    official_scorer: Union[OfficialScorer, tuple[OfficialScorer, ...], None] = None
+
+    def official_scorers(self) -> dict[str, OfficialScorer]:
+        """Its official scorers by the name ``--benchmark`` gives (its own name by default)."""
+        found = self.official_scorer
+        found = found if isinstance(found, tuple) else (found,) if found is not None else ()
+        return {scorer.name or self.name: scorer for scorer in found}
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         """(the official prompt text, the official answer length) of one of its datasets'
@@ -346,11 +356,18 @@ class Benchmark(ABC):
         import re
 
         where, problems = type(self).__name__, []
-        scorer = self.official_scorer
-        if scorer is not None and 'benchmark' in scorer.names:
+        scorers = self.official_scorer
+        several = isinstance(scorers, tuple)
+        for scorer in scorers if several else (scorers,) if scorers is not None else ():
+            if 'benchmark' in scorer.names:
+                problems.append(
+                    f"{where}.official_scorer declares --benchmark, which is `lveval score`'s "
+                    'own: rename the argument'
+                )
+        if several and len(self.official_scorers()) != len(scorers):
             problems.append(
-                f"{where}.official_scorer declares --benchmark, which is `lveval score`'s own: "
-                'rename the argument'
+                f'{where}.official_scorer holds several scorers under one name: give each its '
+                "own name (OfficialScorer(..., name='...'))"
             )
         reading = self.extractive_reading
         for field in ('question', 'candidates', 'keep') if reading is not None else ():

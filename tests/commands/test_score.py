@@ -83,13 +83,21 @@ def test_without_benchmark_it_is_lveval_score_pred_dir_as_before(scored, tmp_pat
     assert main(['score', '--benchmark', 'lveval', str(tmp_path / 'preds')]) == 0
 
 
+def known() -> str:
+    """The names ``--benchmark`` takes here: the package's own scorers' (LV-Eval's first), then
+    the stand-in's."""
+    from opencompass_lveval.commands.score import scorers
+
+    return ', '.join(scorers())
+
+
 @pytest.mark.parametrize(
     ('argv', 'message'),
     [
-        (['score', '--benchmark', 'ruler', 'x'], "no official scorer for benchmark 'ruler'; "
-         'known: lveval, hops'),
+        (['score', '--benchmark', 'needles', 'x'], "no official scorer for benchmark 'needles'; "
+         'known: {known}'),
         (['score', '--benchmark', 'adaleval', 'x'], "no official scorer for benchmark "
-         "'adaleval'; known: lveval, hops"),
+         "'adaleval'; known: {known}"),
         (['score', '--benchmark', 'hops', 'x'], 'lveval score --benchmark hops: the following '
          'arguments are required: --out (see lveval score --help)'),
         (['score', '--benchmark', 'hops', 'x', '--out', 'y', '--limit', '3'], 'lveval score '
@@ -99,9 +107,27 @@ def test_without_benchmark_it_is_lveval_score_pred_dir_as_before(scored, tmp_pat
 def test_an_unknown_benchmark_or_argument_is_one_error_naming_what_is_known(
     argv, message, scored, capsys
 ):
+    assert known().startswith('lveval, ') and known().endswith(', hops')
     assert main(argv) == 2
-    assert capsys.readouterr().err == f'error: {message}\n'
+    assert capsys.readouterr().err == f'error: {message.format(known=known())}\n'
     assert not CALLS
+
+
+def test_a_benchmark_with_several_scorers_names_each(scored, monkeypatch, tmp_path, capsys):
+    """MRCR's two versions, one benchmark: ``--benchmark`` takes each scorer's own name."""
+    first = OfficialScorer('first', SCORER.arguments, score_file, name='hops_first')
+    second = OfficialScorer('second', SCORER.arguments, lambda **kw: ['second'], name='hops_v2')
+    both = type('Both', (Hops,), {'official_scorer': (first, second)})()
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.registered()[:-1], both))
+    assert known().endswith(', hops_first, hops_v2')
+    out = tmp_path / 'out.jsonl'
+    assert main(['score', '--benchmark', 'hops_v2', str(scored), '--out', str(out)]) == 0
+    assert capsys.readouterr().out == 'second\n' and not CALLS
+    assert main(['score', '--benchmark', 'hops_first', str(scored), '--out', str(out)]) == 0
+    assert len(CALLS) == 1
+    unnamed = type('Unnamed', (Hops,), {'official_scorer': (SCORER, SCORER)})
+    with pytest.raises(BenchmarkError, match='holds several scorers under one name: give each'):
+        benchmarks._instance(unnamed, 'the entry point')
 
 
 def test_help_shows_every_scorer_with_its_arguments(scored, capsys):
@@ -110,7 +136,7 @@ def test_help_shows_every_scorer_with_its_arguments(scored, capsys):
     shown = capsys.readouterr().out
     assert '--benchmark lveval PRED_DIR\n      official-format prediction files' in shown
     assert '--benchmark hops FILE --out OUT [--strict]\n      JSON lines of response' in shown
-    assert '(default: lveval; known: lveval, hops)' in ' '.join(shown.split())
+    assert f'(default: lveval; known: {known()})' in ' '.join(shown.split())
 
 
 def test_a_scorer_taking_benchmark_is_refused_at_registration():

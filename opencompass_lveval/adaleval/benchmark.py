@@ -37,6 +37,7 @@ class AdaLEval(GridBenchmark):
     headline_metric = 'accuracy'
     score_field = 'correct'  # AdaLEvalEvaluator's per-record True / False
     size_word = size_name = 'setting'
+    size_plural = 'settings'
     # Accuracy per task and per setting, then every metric of every (task, setting).
     summary_by, summary_metric, summary_cell_metrics = ('task', 'size'), 'accuracy', METRICS
     published_columns = {'size': 'setting', 'accuracy': 'accuracy_pct'}

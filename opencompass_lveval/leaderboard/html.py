@@ -8,6 +8,7 @@ score-by-length plot as inline SVG; the missing results with their first error l
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import NamedTuple, Optional
 
@@ -202,14 +203,23 @@ class _Frame(NamedTuple):
     top: float
     inner_w: float
     inner_h: float
-    step: float
+    xs: tuple[float, ...]  # each column's x
     top_value: float
 
     def x(self, i: int) -> float:
-        return self.left + i * self.step
+        return self.xs[i]
 
     def y(self, v: float) -> float:
         return self.top + self.inner_h * (1 - v / self.top_value)
+
+
+def column_xs(left: float, width: float, columns: int, positions=None) -> tuple[float, ...]:
+    """Each plotted column's x: evenly spaced, or at ``positions`` (lengths in tokens) on a log
+    scale from the first to the last."""
+    if not positions or columns < 2 or min(positions) <= 0 or positions[0] == positions[-1]:
+        return tuple(left + i * width / max(1, columns - 1) for i in range(columns))
+    low, high = math.log(positions[0]), math.log(positions[-1])
+    return tuple(left + width * (math.log(p) - low) / (high - low) for p in positions)
 
 
 def _plot(table: BoardTable) -> str:
@@ -227,7 +237,8 @@ def _plot(table: BoardTable) -> str:
         10.0, max(v for line in lines for v in line.values[: table.plotted] if v is not None)
     )
     top_value = 10 * -(-top_value // 10)
-    frame = _Frame(left, top, inner_w, inner_h, inner_w / max(1, len(columns) - 1), top_value)
+    xs = column_xs(left, inner_w, len(columns), table.positions)
+    frame = _Frame(left, top, inner_w, inner_h, xs, top_value)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{max(height, top + 14 * len(lines) + 6)}" '  # room for every legend entry

@@ -20,6 +20,7 @@ from ..framework.grid import GridBenchmark
 from ..prompts.text import length
 from ..report.tables import PUBLISHED
 from . import report as tables
+from .commands import SCORER
 from .report import JUDGE, KEYWORD
 from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
 
@@ -40,7 +41,8 @@ class LVEval(GridBenchmark):
     # The official metric, and the LLM judge's score where a judge rated the run.
     result_metrics = board_metrics = (KEYWORD, JUDGE)
     score_scale = 100  # LVEvalEvaluator's per-record scores are fractions
-    task_word, size_word, size_name = 'dataset', 'level', 'length level'
+    task_word, task_plural, size_word, size_plural = 'dataset', 'datasets', 'level', 'levels'
+    size_name = 'length level'
     overall = 'Overall'
     task_groups = {group: tuple(t.name for t in TASKS if t.group == group) for group in GROUPS}
     task_groups_name = 'task types'
@@ -49,6 +51,7 @@ class LVEval(GridBenchmark):
     summary_rows_by = ('all', 'size', 'group', 'task')
     board_title = '{title} {task}'
     board_note_metric, board_note_label, board_note_rated = JUDGE, 'LLM judge', True
+    official_scorer = SCORER  # ``lveval score PRED_DIR``: evaluation.py's result.json and .csv
     classes = (
         'opencompass_lveval.lveval.dataset:LVEvalDataset',
         'opencompass_lveval.lveval.evaluator:LVEvalEvaluator',
@@ -168,9 +171,9 @@ class LVEval(GridBenchmark):
         return BUILD_KINDS
 
     def commands(self):
-        from .commands import add_judge_parser, add_score_parser
+        from .commands import add_judge_parser
 
-        return [add_score_parser, add_judge_parser]
+        return [add_judge_parser]
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         found = split_abbr(abbr)

@@ -41,12 +41,17 @@ def plot_lines(
     y_label: str,
     dashed: Optional[dict[str, list]] = None,
     errors: Optional[dict[str, list]] = None,
+    positions: Optional[list[float]] = None,
 ) -> None:
     """One line per series over the x labels (missing points skipped), with error bars where
-    ``errors`` gives a (low, high) interval; dashed grey reference lines (chance) on top."""
+    ``errors`` gives a (low, high) interval; dashed grey reference lines (chance) on top. The
+    labels sit evenly spaced, or at ``positions`` (lengths in tokens) on a log axis."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.2))
-    positions = list(range(len(x_labels)))
+    if positions:
+        axes.set_xscale('log', base=2)
+        axes.minorticks_off()
+    positions = list(positions or range(len(x_labels)))
     for label, values in series.items():
         bounds = (errors or {}).get(label) or [None] * len(values)
         points = [(x, v, b) for x, v, b in zip(positions, values, bounds) if v is not None]

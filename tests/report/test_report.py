@@ -92,7 +92,7 @@ def test_tables_match_the_per_sample_results(tmp_path):
                 assert float(rows[task.name][column]) == pytest.approx(expected, abs=0.005)
         for column, level in enumerate(LEVELS):
             level_scores = [subset_score(per_sample[model, t.abbr(level)]) for t in TASKS]
-            assert float(rows['average'][column]) == pytest.approx(
+            assert float(rows['Overall'][column]) == pytest.approx(
                 sum(level_scores) / len(level_scores), abs=0.005
             )
         single_hop = [
@@ -108,7 +108,7 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert levels[0] == ['model'] + list(LEVELS) + ['avg']
     assert [row[0] for row in levels[1:]] == ['model-a', 'model-b']
     model_a = {row[0]: row[1:] for row in read_csv(run / 'summary' / 'lveval_model-a.csv')}
-    assert levels[1][1:6] == model_a['average'][:5]
+    assert levels[1][1:6] == model_a['Overall'][:5]
     ada = read_csv(run / 'summary' / 'adaleval_bestanswer_model-a.csv')
     assert ada[0] == ['metric', '1k', '2k'] and ada[1] == ['accuracy', '30.0', '12.5']
     assert ada[5] == ['random_guess', '26.16', '26.16']
@@ -184,7 +184,7 @@ def test_report_command_and_its_errors(tmp_path, capsys):
     recorded_run(tmp_path / 'work', models=('solo',))
     assert main(['report', str(tmp_path / 'work'), '--out', str(tmp_path / 'report')]) == 0
     out = capsys.readouterr().out
-    assert '### LV-Eval average score by length level' in out
+    assert '### LV-Eval: Overall by length level' in out
     assert (tmp_path / 'report' / 'lveval_solo.csv').exists()
 
 

@@ -415,7 +415,10 @@ def test_texts_that_name_length_units_ask_the_registry(monkeypatch):
 
     own = tuple(b for b in benchmarks.registered() if benchmarks.plugin_of(b) is None)
     monkeypatch.setattr(benchmarks, 'BENCHMARKS', own)  # any third-party one installed aside
-    builtin = 'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens'
+    builtin = (
+        'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens; '
+        "RULER: the model's tokens (words without a tokenizer)"
+    )
     assert length_units_text() == builtin
     assert named('lveval').axis_label() == 'length level (words / characters)'
     assert named('lveval').axis_label(detailed=True) == (

@@ -137,22 +137,45 @@ def _counted_inputs(model_cfg) -> object:
         return str(exc)[len(prefix) :] if str(exc).startswith(prefix) else str(exc)
 
 
+def dataset_key(dataset_cfg) -> str:
+    """One dataset config's identity: configs sharing an abbreviation may read other data (RULER's
+    cells, each model's own copy)."""
+    return json.dumps(dataset_cfg, sort_keys=True, default=str)
+
+
 def _load_datasets(dataset_cfgs: list, tolerant: bool) -> tuple[dict, dict]:
-    """(abbr -> built dataset, abbr -> why not) each dataset read once; a data problem raises
-    unless ``tolerant``."""
+    """(key -> built dataset, abbr -> why not) each distinct dataset read once
+    (``dataset_key``); a data problem raises unless ``tolerant``."""
     from opencompass.utils import build_dataset_from_cfg
 
     from ..files.errors import DataError
 
     built, failed = {}, {}
     for dataset_cfg in dataset_cfgs:
+        key = dataset_key(dataset_cfg)
+        if key in built:
+            continue
         try:
-            built[dataset_cfg['abbr']] = build_dataset_from_cfg(dataset_cfg)
+            built[key] = build_dataset_from_cfg(dataset_cfg)
         except DataError as exc:
             if not tolerant:
                 raise
             failed[dataset_cfg['abbr']] = str(exc)
     return built, failed
+
+
+def _pairs(cfg, models: Optional[list[str]], datasets: Optional[list[str]]) -> list:
+    """(model config, its dataset configs) as OpenCompass pairs them (``runner.pairs``), narrowed
+    to the abbreviations asked (each checked against the config)."""
+    from ..runner.pairs import model_datasets
+
+    wanted_models = {m['abbr'] for m in _pick(cfg['models'], models, 'models')}
+    wanted = {d['abbr'] for d in _pick(cfg['datasets'], datasets, 'datasets')}
+    return [
+        (model_cfg, [d for d in dataset_cfgs if d['abbr'] in wanted])
+        for model_cfg, dataset_cfgs in model_datasets(cfg)
+        if model_cfg['abbr'] in wanted_models
+    ]
 
 
 def run(
@@ -165,26 +188,32 @@ def run(
     count_only: bool = False,
 ) -> int:
     """Write the JSON lines to ``out``, each model x dataset in turn, and print the summary; with
-    ``count_only``, print the counts alone: 1 where something could not be counted."""
+    ``count_only``, print the counts alone: 1 where something could not be counted. The data a
+    run builds itself (RULER's, per model) is built first where missing, as the run would."""
     from mmengine.config import Config
 
+    from ..framework.benchmarks import prepare_data
+
     cfg = Config.fromfile(config, format_python_code=False)
-    model_cfgs = _pick(cfg['models'], models, 'models')
-    dataset_cfgs = _pick(cfg['datasets'], datasets, 'datasets')
+    pairs = _pairs(cfg, models, datasets)
+    dataset_cfgs = [d for _, found in pairs for d in found]
     if count_only:
-        kinds = {m['abbr']: _counted_inputs(m) for m in model_cfgs}
+        kinds = {m['abbr']: _counted_inputs(m) for m, _ in pairs}
         counted = any(not isinstance(kind, str) for kind in kinds.values())
+        if counted:
+            prepare_data(dataset_cfgs)
         built, failed = _load_datasets(dataset_cfgs, tolerant=True) if counted else ({}, {})
-        lines, complete = count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit)
+        lines, complete = count_lines(pairs, kinds, built, failed, limit)
         print('\n'.join(lines))
         return 0 if complete else 1
-    kinds = {m['abbr']: model_inputs(m) for m in model_cfgs}
+    kinds = {m['abbr']: model_inputs(m) for m, _ in pairs}
+    prepare_data(dataset_cfgs)
     built, _ = _load_datasets(dataset_cfgs, tolerant=False)
-    print('\n'.join(_write_all(out, model_cfgs, kinds, dataset_cfgs, built, limit)))
+    print('\n'.join(_write_all(out, pairs, kinds, built, limit)))
     return 0
 
 
-def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[str]:
+def _write_all(out: str, pairs, kinds, built, limit) -> list[str]:
     """Write every model x dataset's lines to ``out``; the summary, with record 0 shown."""
     from ..files.atomic import atomic_open
     from ..files.errors import ModelConfigError
@@ -192,17 +221,16 @@ def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[
 
     summary, written = [], 0
     with atomic_open(out) as stream:
-        for model_cfg in model_cfgs:
+        for model_cfg, dataset_cfgs in pairs:
             inputs = kinds[model_cfg['abbr']]
             if isinstance(inputs, str):
                 summary.append(f'{model_cfg["abbr"]}: {inputs}')
                 continue
             for dataset_cfg in dataset_cfgs:
                 name = f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]}'
+                dataset = built[dataset_key(dataset_cfg)]
                 try:
-                    pair = count_pair(
-                        stream, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
-                    )
+                    pair = count_pair(stream, model_cfg, inputs, dataset_cfg, dataset, limit)
                 except (ModelConfigError, TruncationError) as exc:
                     raise type(exc)(f'{name}: {exc}') from exc
                 if pair is None:
@@ -214,7 +242,7 @@ def _write_all(out: str, model_cfgs, kinds, dataset_cfgs, built, limit) -> list[
     return summary
 
 
-def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[list[str], bool]:
+def count_lines(pairs, kinds, built, failed, limit) -> tuple[list[str], bool]:
     """The ``--count-only`` report: per model its line per dataset and its total, then the run's
     total; and whether every model x dataset was counted."""
     from collections import Counter
@@ -224,8 +252,8 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
 
     lines = not_read_lines(failed)
     run_total: Counter = Counter()
-    missing = [m['abbr'] for m in model_cfgs if isinstance(kinds[m['abbr']], str)]
-    for model_cfg in model_cfgs:
+    missing = [m['abbr'] for m, _ in pairs if isinstance(kinds[m['abbr']], str)]
+    for model_cfg, dataset_cfgs in pairs:
         abbr, inputs = model_cfg['abbr'], kinds[model_cfg['abbr']]
         if isinstance(inputs, str):
             lines.append(f'{abbr}: not counted: {inputs}')
@@ -233,12 +261,11 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
         lines.append(f'{abbr} ({inputs.mode}; {inputs.counted_in}):')
         total: Counter = Counter()
         for dataset_cfg in dataset_cfgs:
-            if dataset_cfg['abbr'] not in built:
+            dataset = built.get(dataset_key(dataset_cfg))
+            if dataset is None:
                 continue
             try:
-                pair = count_pair(
-                    None, model_cfg, inputs, dataset_cfg, built[dataset_cfg['abbr']], limit
-                )
+                pair = count_pair(None, model_cfg, inputs, dataset_cfg, dataset, limit)
             except (ModelConfigError, TruncationError) as exc:  # no answer length, no room
                 lines.append(f'  {dataset_cfg["abbr"]}: not counted: {exc}')
                 missing.append(f'{abbr} x {dataset_cfg["abbr"]}')
@@ -253,16 +280,17 @@ def count_lines(model_cfgs, kinds, dataset_cfgs, built, failed, limit) -> tuple[
                 total.update(pair.totals())
         lines.append(f'  {abbr} total: {describe_total(total)}')
         run_total.update(total)
-    counted = len(model_cfgs) - sum(isinstance(kind, str) for kind in kinds.values())
+    counted = len(pairs) - sum(isinstance(kinds[m['abbr']], str) for m, _ in pairs)
+    read = {dataset_key(d) for _, found in pairs for d in found}
     if not counted:
         lines.append(
-            f'run total: nothing counted: none of the {len(model_cfgs)} models can be counted '
-            f'here (above); the {len(dataset_cfgs)} datasets were not read'
+            f'run total: nothing counted: none of the {len(pairs)} models can be counted '
+            f'here (above); the {len(read)} datasets were not read'
         )
         return lines, False
     lines.append(
-        f'run total: {counted} of {len(model_cfgs)} models can be counted, on {len(built)} of '
-        f'{len(dataset_cfgs)} datasets read: {describe_total(run_total, pairs=True)}'
+        f'run total: {counted} of {len(pairs)} models can be counted, on {len(built)} of '
+        f'{len(read)} datasets read: {describe_total(run_total, pairs=True)}'
         + (f'; not counted: {", ".join(missing)}' if missing else '')
     )
     return lines, not missing and not failed

@@ -320,14 +320,26 @@ class Benchmark(ABC):
         return None
 
     # How the extractive CPU baseline splits its prompts into candidate answers and a question
-    # (``PromptReading``); None: as every prompt by default, the question its last paragraph
-    # (after the last blank line), the candidates the sentences and lines before it.
-    extractive_reading: Optional[PromptReading] = None
+    # (``PromptReading``, or a tuple of them for prompts of several shapes, the first that
+    # matches a prompt reading it); None: as every prompt by default, the question its last
+    # paragraph (after the last blank line), the candidates the sentences and lines before it.
+    extractive_reading: Union[PromptReading, tuple[PromptReading, ...], None] = None
+
+    def prompt_readings(self) -> tuple[PromptReading, ...]:
+        """Its ``extractive_reading`` as a tuple (empty where it declares none)."""
+        found = self.extractive_reading
+        return found if isinstance(found, tuple) else (found,) if found is not None else ()
 
     def demo_datasets(self, path: str) -> list[dict]:
         """Its part of ``configs/eval_demo.py``: dataset configs reading the synthetic data that
         ``lveval data synth`` wrote to ``path``."""
         return []
+
+    def prepare_data(self, dataset_cfgs: list[dict]) -> None:
+        """Build the data of these dataset configs (its own) that a run builds itself (RULER's,
+        per model, in its tokens), where missing: called once in the run's driver before any
+        task starts, and by ``lveval inputs``; never in a task. The default builds none."""
+        return None
 
     def summary(self, abbrs: list[str]) -> tuple[list, list[dict]]:
         """OpenCompass summary rows and groups for its datasets among ``abbrs``."""
@@ -370,15 +382,15 @@ class Benchmark(ABC):
                 f'{where}.official_scorer holds several scorers under one name: give each its '
                 "own name (OfficialScorer(..., name='...'))"
             )
-        reading = self.extractive_reading
-        for field in ('question', 'candidates', 'keep') if reading is not None else ():
-            try:
-                re.compile(getattr(reading, field) or '')
-            except (re.error, TypeError) as exc:
-                problems.append(
-                    f'{where}.extractive_reading.{field} {getattr(reading, field)!r} is no '
-                    f'regular expression ({exc}); fix the pattern'
-                )
+        for reading in self.prompt_readings():
+            for field in ('question', 'candidates', 'keep'):
+                try:
+                    re.compile(getattr(reading, field) or '')
+                except (re.error, TypeError) as exc:
+                    problems.append(
+                        f'{where}.extractive_reading.{field} {getattr(reading, field)!r} is no '
+                        f'regular expression ({exc}); fix the pattern'
+                    )
         return problems
 
     def shown_sizes(self, sizes: Any) -> list[str]:
@@ -648,6 +660,14 @@ def dataset_configs() -> list[tuple[str, str]]:
 def demo_datasets(path: str) -> list[dict]:
     """``configs/eval_demo.py``'s datasets: every benchmark's, reading ``path``."""
     return [config for benchmark in registered() for config in benchmark.demo_datasets(path)]
+
+
+def prepare_data(dataset_cfgs: list[dict]) -> None:
+    """Each benchmark's ``prepare_data`` on its own configs among ``dataset_cfgs``."""
+    for benchmark in registered():
+        own = [cfg for cfg in dataset_cfgs if benchmark.split_abbr(cfg.get('abbr', '')) is not None]
+        if own:
+            benchmark.prepare_data(own)
 
 
 def demo_summarizer(abbrs: list[str]) -> dict:

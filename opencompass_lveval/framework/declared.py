@@ -27,12 +27,17 @@ class DeclaredBenchmark(GridBenchmark):
 
     demo_sizes: tuple[str, ...] = ()  # what ``lveval data synth`` writes (default: ``sizes``)
     demo_count: int = 10  # records per cell of the synthetic data
-    data_file: str = '{task}_{size}.jsonl'  # a cell's JSON-lines file ({task}, {size} filled)
+    data_file: str = '{task}_{size}.jsonl'
+    """A cell's JSON-lines file: ``{task}`` and ``{size}`` filled in, ``{tokens}`` with the
+    level's length in tokens (``level_tokens``: RULER's official layout,
+    ``{tokens}/{task}/validation.jsonl``)."""
     input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
     answer_field: str = 'answer'  # the record's answer: OpenCompass's reference
     prompt: str = '{context}\n\n{input}'  # one user turn, the input fields filled in
     cut: Optional[str] = 'context'  # the field a middle cut may shorten
-    max_out_len: int = 32  # generation length, in the model's tokens
+    max_out_len: Union[int, Mapping[str, int]] = 32
+    """Generation length, in the model's tokens; a mapping task -> length where the tasks'
+    differ (RULER's tokens to generate: niah 128, vt 30, ...)."""
     depth_bins = None  # its depth maps' rows: the distinct positions of its data (``grid.py``)
 
     @property
@@ -46,8 +51,9 @@ class DeclaredBenchmark(GridBenchmark):
         return self.metrics
 
     # What it states as code: scoring one record and making synthetic ones -----------------------
-    # A benchmark defines one of ``score_reply`` (the whole record, any number of metrics) and
-    # ``score_record`` (the answer only, the headline only); registration refuses neither.
+    # A benchmark defines one of ``score_reply`` (the whole record, any number of metrics),
+    # ``score_task_reply`` (the same, told the record's task) and ``score_record`` (the answer
+    # only, the headline only); registration refuses none.
 
     def score_reply(self, reply: str, record: dict) -> Union[float, Mapping[str, float]]:
         """One record's scores in percent: ``{metric: value}`` for every metric in ``metrics``
@@ -56,6 +62,14 @@ class DeclaredBenchmark(GridBenchmark):
         default scores the answer field with ``score_record``."""
         return self.score_record(reply, record[self.answer_field])
 
+    def score_task_reply(
+        self, task: str, reply: str, record: dict
+    ) -> Union[float, Mapping[str, float]]:
+        """``score_reply`` for a benchmark whose tasks score their records differently (RULER:
+        string_match_all or string_match_part), told the record's ``task``; the default scores
+        every task alike with ``score_reply``."""
+        return self.score_reply(reply, record)
+
     def score_record(self, prediction: str, answer) -> float:
         """One record's headline score in percent, from its answer alone (the older, shorter
         form of ``score_reply``)."""
@@ -63,10 +77,10 @@ class DeclaredBenchmark(GridBenchmark):
             f'{type(self).__name__} defines neither score_reply nor score_record'
         )
 
-    def record_metrics(self, reply: str, record: dict) -> dict[str, float]:
-        """``score_reply`` checked: every declared metric, each a number from 0 to 100; anything
-        else is one error naming the benchmark, the record's values and the fix."""
-        found = self.score_reply(reply, record)
+    def record_metrics(self, reply: str, record: dict, task: str = '') -> dict[str, float]:
+        """``score_task_reply`` checked: every declared metric, each a number from 0 to 100;
+        anything else is one error naming the benchmark, the record's values and the fix."""
+        found = self.score_task_reply(task, reply, record)
         if not isinstance(found, Mapping):
             found = {self.headline_metric: found}
         wanted = list(self.metrics)
@@ -79,6 +93,14 @@ class DeclaredBenchmark(GridBenchmark):
             )
         return {metric: float(found[metric]) for metric in wanted}
 
+    def cell_scores(
+        self, task: str, replies: list[str], records: list[dict], means: dict[str, float]
+    ) -> dict[str, float]:
+        """A cell's metrics, from its replies and records in order: ``means`` (each metric's
+        mean over the records, in percent) unless the official code aggregates otherwise (RULER:
+        the task score evaluate.py writes, rounded to 2 decimals)."""
+        return means
+
     @abstractmethod
     def synthetic_records(self, task: str, size: str, count: int, seed: int) -> list[dict]:
         """``count`` seeded records of one cell, in the data file's format."""
@@ -89,7 +111,10 @@ class DeclaredBenchmark(GridBenchmark):
         """The grid's checks, then its own: a scorer, a data file per cell."""
         where, problems = type(self).__name__, super().check_declaration()
         own = type(self)
-        if own.score_reply is DeclaredBenchmark.score_reply:
+        if (
+            own.score_reply is DeclaredBenchmark.score_reply
+            and own.score_task_reply is DeclaredBenchmark.score_task_reply
+        ):
             if own.score_record is DeclaredBenchmark.score_record:
                 problems.append(
                     f'{where} defines no scorer: define score_reply(reply, record) (every '
@@ -100,17 +125,25 @@ class DeclaredBenchmark(GridBenchmark):
                     f'{where}.score_record gives the headline only, but metrics has '
                     f'{len(self.metrics)}: define score_reply(reply, record) returning each'
                 )
+        if isinstance(self.max_out_len, Mapping):
+            lacking = [task for task in self.tasks if task not in self.max_out_len]
+            if lacking:
+                problems.append(
+                    f'{where}.max_out_len gives no length for {", ".join(lacking)}: give every '
+                    'task one, or one number for all'
+                )
         return problems or self._data_file_problems(where)
 
     def _data_file_problems(self, where: str) -> list[str]:
         try:
-            self.data_file.format(task='t', size='s')
+            self.data_file.format(task='t', size='s', tokens=1)
         except (AttributeError, IndexError, KeyError, ValueError) as exc:
             return [
                 f'{where}.data_file {self.data_file!r} cannot be filled ({type(exc).__name__}: '
-                f'{exc}): only {{task}} and {{size}} are filled in'
+                f'{exc}): only {{task}}, {{size}} and {{tokens}} are filled in'
             ]
-        needed = ['{size}'] + (['{task}'] if len(set(self.tasks)) > 1 else [])
+        sized = '{tokens}' if '{tokens}' in self.data_file else '{size}'
+        needed = [sized] + (['{task}'] if len(set(self.tasks)) > 1 else [])
         lacking = [field for field in needed if field not in self.data_file]
         if lacking:
             return [
@@ -123,20 +156,43 @@ class DeclaredBenchmark(GridBenchmark):
 
     def data_path(self, folder, task: str, size: str) -> Path:
         """A cell's data file in ``folder``."""
-        return Path(folder) / self.data_file.format(task=task, size=size)
+        tokens = self.level_tokens.get(size)
+        if tokens is None and '{tokens}' in self.data_file:
+            from ..files.errors import DataError
+
+            raise DataError(
+                f'{self.title} level {size!r} has no length in tokens (level_tokens), which its '
+                f'data file {self.data_file} names: use a level like {", ".join(self.sizes)}'
+            )
+        return Path(folder) / self.data_file.format(task=task, size=size, tokens=tokens)
+
+    def data_folder(self, path, data: Optional[dict] = None) -> Path:
+        """The folder a cell's data file is read from: ``path``. A benchmark whose data is built
+        per model (RULER's, in the model's own tokens) reads the dataset config's ``data``
+        settings (whose tokenizer, seed, count) to find that model's folder under ``path``."""
+        if data:
+            from ..files.errors import DataError
+
+            raise DataError(
+                f'{self.title} builds no data per model: remove `data` ({data!r}) from the '
+                'dataset config and point `path` at the folder of its files'
+            )
+        return Path(path or '.')
 
     def _data_files(self, root: Path) -> list[tuple[str, Path]]:
         """(task, file) of every data file of its tasks at any size directly in ``root``."""
         found = []
         for task in self.tasks:
-            pattern = self.data_file.format(task=task, size='*')
+            pattern = self.data_file.format(task=task, size='*', tokens='*')
             found += [(task, path) for path in sorted(root.glob(pattern)) if path.is_file()]
         return found
 
     @property
     def data_looked_for(self) -> str:
         files = ' or '.join(
-            dict.fromkeys(self.data_file.format(task=t, size='{size}') for t in self.tasks)
+            dict.fromkeys(
+                self.data_file.format(task=t, size='{size}', tokens='{tokens}') for t in self.tasks
+            )
         )
         return f'{files} files'
 
@@ -215,9 +271,14 @@ class DeclaredBenchmark(GridBenchmark):
             dict(input_columns=list(self.input_fields), output_column=self.answer_field),
             self.prompt,
             self.cut,
-            self.max_out_len,
-            dict(type=f'{here}.DeclaredEvaluator', benchmark=self.name),
+            self.answer_tokens(task),
+            dict(type=f'{here}.DeclaredEvaluator', benchmark=self.name, task=task),
         )
+
+    def answer_tokens(self, task: str) -> int:
+        """A task's generation length: ``max_out_len``, or its entry where that is a mapping."""
+        found = self.max_out_len
+        return found if isinstance(found, int) else found[task]
 
     def demo_datasets(self, path: str) -> list[dict]:
         return self.configs(f'{path}/{self.name}', self.demo_sizes or self.sizes)

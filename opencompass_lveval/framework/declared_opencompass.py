@@ -2,8 +2,9 @@
 cell's JSON-lines file (its fingerprint recorded), the evaluator scores each record with the
 benchmark's ``score_reply`` (every declared metric; ``score_record`` where that is what it
 defines) and keeps the record's metrics, answer depth and per-record factor values in the
-details, with each factor value's means and the result's provenance. Configs name the benchmark
-by its name; the registry finds it.
+details, with each factor value's means and the result's provenance; the cell's metrics are the
+records' means unless the benchmark aggregates as its official code does (``cell_scores``).
+Configs name the benchmark (and the cell's task) by name; the registry finds it.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ ADDED_COLUMNS = frozenset({'subdivision', 'idx', FINGERPRINT_COLUMN, ORIGIN_COLU
 
 @LOAD_DATASET.register_module()
 class DeclaredDataset(ColumnarDataset):
-    """One cell (task, size) of a declared benchmark, from ``path``: its ``data_file``."""
+    """One cell (task, size) of a declared benchmark, from ``path``: its ``data_file``; where
+    the config gives ``data`` (data built per model), from that model's folder under ``path``."""
 
     @staticmethod
     def read_table(
-        benchmark: str, task: str, size: str, path: Optional[str] = None
+        benchmark: str, task: str, size: str, path: Optional[str] = None, data=None
     ) -> tuple[pa.Table, str, bool]:
         declared = benchmarks.named(benchmark)
-        file = declared.data_path(path or '.', task, size)
+        file = declared.data_path(declared.data_folder(path, data), task, size)
         records = declared.read_records(file, task)
         canonical = json.dumps(records, sort_keys=True, ensure_ascii=False).encode()
         fingerprint = hashlib.sha1(canonical).hexdigest()[:16]
@@ -48,9 +50,9 @@ class DeclaredEvaluator(BaseEvaluator):
     score (under ``score``), its other metrics (each under its name) and its answer depth in the
     details. The benchmark's scorer sees each record as its data file holds it."""
 
-    def __init__(self, benchmark: str, pred_postprocessor=None) -> None:
+    def __init__(self, benchmark: str, task: str = '', pred_postprocessor=None) -> None:
         super().__init__(pred_postprocessor=pred_postprocessor)
-        self.benchmark = benchmarks.named(benchmark)
+        self.benchmark, self.task = benchmarks.named(benchmark), task
 
     def score(self, predictions: list, references: list, test_set) -> dict:
         if len(predictions) != len(references):
@@ -59,12 +61,15 @@ class DeclaredEvaluator(BaseEvaluator):
         field = declared.depth_field
         depths = test_set[field] if field else [None] * len(references)
         records = [_data_record(row) for row in test_set] if len(test_set) else []
-        found = [declared.record_metrics(str(p), r) for p, r in zip(predictions, records)]
+        replies = [str(p) for p in predictions]
+        found = [declared.record_metrics(p, r, self.task) for p, r in zip(replies, records)]
         headline = declared.headline_metric
         others = [metric for metric in declared.metrics if metric != headline]
         means = {
             m: sum(f[m] for f in found) / len(found) if found else 0.0 for m in declared.metrics
         }
+        if found:
+            means = declared.cell_scores(self.task, replies, records, means)
         per_metric = {m: [f[m] for f in found] for m in declared.metrics}
         factors = [f for f in declared.factors if f.per_record]
         return {

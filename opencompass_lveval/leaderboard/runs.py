@@ -114,8 +114,9 @@ def _not_data(node: ast.AST, path: Path) -> ReportError:
 
 
 def _config_data(path: Path) -> dict:
-    """The ``models`` and ``datasets`` of a dumped config, as data; a statement that is not an
-    assignment (an import, a call, a definition) is no dump and is refused, not skipped."""
+    """The ``models``, ``datasets`` and ``model_dataset_combinations`` of a dumped config, as
+    data; a statement that is not an assignment (an import, a call, a definition) is no dump and
+    is refused, not skipped."""
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except (SyntaxError, ValueError) as exc:
@@ -128,7 +129,7 @@ def _config_data(path: Path) -> dict:
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
-            and statement.targets[0].id in ('models', 'datasets')
+            and statement.targets[0].id in ('models', 'datasets', 'model_dataset_combinations')
         ):
             found[statement.targets[0].id] = _literal(statement.value, path)
     return found
@@ -144,17 +145,26 @@ def _abbrs(items, path: Path, what: str) -> list[dict]:
 
 
 def _read_configs(run: Path) -> tuple[dict[str, dict], dict[str, list[str]]]:
-    """Model configs by abbr and the datasets each model was asked for, from every config the run
-    dumped (oldest first, so the newest config of a model wins), read as data."""
+    """Model configs by abbr and the datasets each model was asked for (as OpenCompass paired
+    them: ``runner.pairs``), from every config the run dumped (oldest first, so the newest config
+    of a model wins), read as data."""
+    from ..runner.pairs import model_datasets
+
     models: dict[str, dict] = {}
     asked: dict[str, list[str]] = {}
     for path in sorted((run / 'configs').glob('*.py')):
         config = _config_data(path)
-        datasets = [d['abbr'] for d in _abbrs(config.get('datasets', []), path, 'datasets')]
-        for model in _abbrs(config.get('models', []), path, 'models'):
+        _abbrs(config.get('datasets', []), path, 'datasets')
+        config['models'] = _abbrs(config.get('models', []), path, 'models')
+        for combination in config.get('model_dataset_combinations') or []:
+            if not isinstance(combination, dict):
+                raise ReportError(f'{path}: `model_dataset_combinations` must hold dicts')
+            for key in ('models', 'datasets'):
+                _abbrs(combination.get(key), path, f'model_dataset_combinations {key}')
+        for model, datasets in model_datasets(config):
             models[model['abbr']] = model
             known = asked.setdefault(model['abbr'], [])
-            known.extend(d for d in datasets if d not in known)
+            known.extend(d['abbr'] for d in datasets if d['abbr'] not in known)
     return models, asked
 
 

@@ -55,9 +55,9 @@ def read_prompt(prompt: str) -> tuple[list[str], str]:
     """(candidate answers, question): as the benchmark the prompt is of declares
     (``extractive_reading``), else the sentences before the last paragraph, and that paragraph."""
     for benchmark in benchmarks.BENCHMARKS:
-        reading = benchmark.extractive_reading
-        if reading is not None and (found := reading.read(prompt)) is not None:
-            return found
+        for reading in benchmark.prompt_readings():
+            if (found := reading.read(prompt)) is not None:
+                return found
     context, question = split_prompt(prompt)
     return sentences(context), question
 

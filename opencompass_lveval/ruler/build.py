@@ -20,13 +20,20 @@ from typing import Optional
 from ..files.atomic import atomic_open, write_text
 from . import inputs as files
 from .generators import GENERATORS, Job, RulerBuildError
-from .tasks import DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_TEMPLATE, RulerTask, task_named
-from .tokens import TokenCounter, rebuilt, token_counter
+from .tasks import DEFAULT_COUNT, DEFAULT_SEED, DEFAULT_TEMPLATE, TASKS, RulerTask, task_named
+from .tokens import (
+    TokenCounter,
+    rebuilt,
+    token_counter,
+    tokenizer_fingerprint,
+    tokenizer_folder,
+)
 
 FILE_NAME = 'validation.jsonl'
 KEY_SUFFIX = '.key.json'
 # Bumped when a change here changes the bytes generated: cached files are then built again.
 GENERATOR_VERSION = 1
+TASK_ORDER = {task.name: number for number, task in enumerate(TASKS)}
 
 
 def data_path(out: Path, task: str, length: int) -> Path:
@@ -60,19 +67,38 @@ def generate(
     count: int = DEFAULT_COUNT,
     template: str = DEFAULT_TEMPLATE,
     punkt: Optional[Path] = None,
+    progress=None,
+    ahead: Optional[int] = None,
 ) -> Job:
     """One task at one length: the job, its ``records`` set, its binary-search ``probes``
-    kept."""
+    kept; ``progress(n)`` is told as samples are done, ``ahead`` samples are counted together
+    (default ``counted_ahead``; the bytes are the same whatever it is)."""
     task = task_named(task) if isinstance(task, str) else task
     if length < 1 or count < 1:
         raise RulerBuildError(
             f'length and count must be whole numbers from 1, not {length}, {count}'
         )
     job = Job(
-        task, length, count, seed, task.prompt_template(template), counter.count, inputs, punkt
+        task,
+        length,
+        count,
+        seed,
+        task.prompt_template(template),
+        counter.count,
+        inputs,
+        punkt,
+        counter.count_many,
+        ahead or counted_ahead(length),
+        progress,
     )
     job.records = GENERATORS[task.kind](job)
     return job
+
+
+def counted_ahead(length: int) -> int:
+    """Samples drawn ahead and counted together: two per core, fewer for long prompts (the
+    batch's token lists are held at once: 16 at 128k, 2 at 1m)."""
+    return max(1, min(2 * (os.cpu_count() or 1), (1 << 21) // length))
 
 
 @dataclass(frozen=True)
@@ -110,12 +136,20 @@ def _key(task: RulerTask, length: int, settings: Settings, fingerprint: str) -> 
 
 
 def _build_one(
-    task_name: str, length: int, settings: Settings, counter, out: Path, key: Optional[dict]
+    task_name: str,
+    length: int,
+    settings: Settings,
+    counter,
+    out: Path,
+    key: Optional[dict],
+    progress=None,
 ) -> tuple[Path, float]:
     """One file: generated, written atomically, its key beside it where the build is a cache.
-    In a worker process ``counter`` is ``TokenCounter.portable()``, rebuilt there."""
+    In a worker process ``counter`` is ``TokenCounter.portable()``, rebuilt there, and
+    ``progress`` a queue that hears of the samples done."""
     start = time.perf_counter()
     counter = counter if isinstance(counter, TokenCounter) else rebuilt(*counter)
+    tell = getattr(progress, 'put', progress)
     job = generate(
         task_name,
         length,
@@ -125,6 +159,7 @@ def _build_one(
         count=settings.count,
         template=settings.template,
         punkt=settings.punkt,
+        progress=tell,
     )
     path = data_path(out, task_name, length)
     with atomic_open(path) as stream:
@@ -156,10 +191,16 @@ def build(
     reuse: bool = False,
     counter: Optional[TokenCounter] = None,
     log=None,
+    cells: Optional[Sequence[tuple[str, int]]] = None,
 ) -> list[Path]:
-    """Every (task, length) file under ``out``, ``workers`` processes at a time (default: one
-    per core, at most one per file); with ``reuse``, files whose key is unchanged are kept."""
-    rows = [task_named(task) for task in tasks]
+    """Every (task, length) file under ``out`` (or those of ``cells``, (task, length) pairs),
+    ``workers`` processes at a time (default: one per core, at most one per file); with
+    ``reuse``, files whose key is unchanged are kept."""
+    cells = sorted(
+        set(cells if cells is not None else [(t, n) for t in tasks for n in lengths]),
+        key=lambda cell: (-cell[1], TASK_ORDER[cell[0]]),  # the longest first: they take longest
+    )
+    rows = [task_named(task) for task in dict.fromkeys(task for task, _ in cells)]
     punkt = files.punkt_folder(inputs) if _needs_punkt(rows) else None
     settings = Settings(Path(inputs) if inputs else None, seed, count, template, punkt)
     for row in rows:  # every input there before any work starts
@@ -171,45 +212,109 @@ def build(
         row.prompt_template(template)
     counter = counter or token_counter(tokenizer)
     plan, kept = [], []
-    for length in sorted(set(lengths), reverse=True):  # the longest first: they take longest
-        for row in rows:
-            key = _key(row, length, settings, counter.fingerprint) if reuse else None
-            path = data_path(out, row.name, length)
-            if key is not None and _is_current(path, key):
-                kept.append(path)
-            else:
-                plan.append((row.name, length, settings, counter, Path(out), key))
+    for task, length in cells:
+        key = _key(task_named(task), length, settings, counter.fingerprint) if reuse else None
+        path = data_path(out, task, length)
+        if key is not None and _is_current(path, key):
+            kept.append(path)
+        else:
+            plan.append((task, length, settings, counter, Path(out), key))
     built = _run(plan, workers, log)
     return sorted(kept + built)
 
 
 def _run(plan: list[tuple], workers: Optional[int], log) -> list[Path]:
     """Each planned file, in this process or ``workers`` spawned ones (a counter that cannot
-    travel, ``portable()`` None, keeps it here)."""
+    travel, ``portable()`` None, keeps it here), with a progress bar of samples on a terminal."""
+    from tqdm import tqdm
+
     workers = max(1, min(workers or os.cpu_count() or 1, len(plan)))
     if plan and plan[0][3].portable() is None:
         workers = 1
     say = log or (lambda line: None)
-    if workers == 1:
-        done = [_build_one(*item) for item in plan]
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        context = multiprocessing.get_context('spawn')  # tokenizers' threads and fork do not mix
-        travelling = [(*item[:3], item[3].portable(), *item[4:]) for item in plan]
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            done = list(pool.map(_build_one, *zip(*travelling)))
-    for path, seconds in done:
-        say(f'built {path} in {seconds:.1f} s')
+    total = sum(item[2].count for item in plan)
+    with tqdm(total=total, unit='sample', desc='RULER data', disable=None, leave=False) as bar:
+        if workers == 1:
+            done = []
+            for item in plan:
+                done.append(_build_one(*item, bar.update))
+                say(f'built {done[-1][0]} in {done[-1][1]:.1f} s')
+        else:
+            done = _in_processes(plan, workers, bar, say)
     return [path for path, _ in done]
+
+
+def _in_processes(plan: list[tuple], workers: int, bar, say) -> list[tuple[Path, float]]:
+    """The files built by ``workers`` spawned processes (tokenizers' threads and fork do not
+    mix), longest first as planned; each file's samples move the bar as they are done."""
+    import multiprocessing
+    import queue
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    context = multiprocessing.get_context('spawn')
+    with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
+        heard = manager.Queue()
+        futures = [
+            pool.submit(_build_one, *item[:3], item[3].portable(), *item[4:], heard)
+            for item in plan
+        ]
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            try:
+                while True:
+                    bar.update(heard.get_nowait())
+            except queue.Empty:
+                pass
+            for future in finished:
+                path, seconds = future.result()
+                say(f'built {path} in {seconds:.1f} s')
+        return [future.result() for future in futures]
+
+
+def folder_name(fingerprint: str, template: str, seed: int, count: int) -> str:
+    """A model's folder in the cache: ``<tokenizer sha256, 16 digits>-<template>-seed<seed>-n<count>``."""
+    return f'{fingerprint[:16]}-{template}-seed{seed}-n{count}'
+
+
+# What a dataset config's ``data`` holds: the settings of a model's build.
+DATA_SETTINGS = ('tokenizer', 'seed', 'count', 'template', 'inputs')
+
+
+def data_settings(data: dict) -> dict:
+    """A dataset config's ``data`` with the official defaults filled in; an unknown key or a
+    missing tokenizer is an error naming it."""
+    from ..files.errors import DataError
+
+    unknown = sorted(set(data) - set(DATA_SETTINGS))
+    if unknown or not data.get('tokenizer'):
+        raise DataError(
+            f'RULER dataset config data={data!r}: give its tokenizer (the model folder) and '
+            f'any of {", ".join(DATA_SETTINGS[1:])}'
+            + (f'; {", ".join(unknown)} unknown' if unknown else '')
+        )
+    return dict(
+        tokenizer=str(data['tokenizer']),
+        seed=data.get('seed', DEFAULT_SEED),
+        count=data.get('count', DEFAULT_COUNT),
+        template=data.get('template', DEFAULT_TEMPLATE),
+        inputs=data.get('inputs'),
+    )
+
+
+def model_folder(cache: Path, data: dict) -> Path:
+    """Where ``model_data`` puts the files of a dataset config's ``data`` under ``cache``: by
+    the fingerprint of the model's tokenizer files (they are hashed, not loaded)."""
+    found = data_settings(data)
+    fingerprint = tokenizer_fingerprint(tokenizer_folder(found['tokenizer']))
+    name = folder_name(fingerprint, found['template'], found['seed'], found['count'])
+    return Path(cache) / name
 
 
 def model_data(
     tokenizer: Path,
     cache: Path,
-    tasks: Sequence[str],
-    lengths: Sequence[int],
+    cells: Sequence[tuple[str, int]],
     inputs: Optional[Path] = None,
     *,
     seed: int = DEFAULT_SEED,
@@ -218,15 +323,15 @@ def model_data(
     workers: Optional[int] = None,
     log=None,
 ) -> Path:
-    """The folder of a model's RULER data under ``cache``, built where missing or out of date:
-    ``cache/<tokenizer sha256, 16 digits>-<template>-seed<seed>-n<count>/<length>/<task>/``.
+    """The folder of a model's RULER data under ``cache`` (``folder_name``), its ``cells``
+    ((task, length) pairs) built where missing or out of date; the official layout inside.
     The tokenizer's pipeline is kept in ``cache/tokenizers`` (no transformers load next time)."""
     counter = token_counter(tokenizer, cache=Path(cache) / 'tokenizers')
-    folder = Path(cache) / f'{counter.fingerprint[:16]}-{template}-seed{seed}-n{count}'
+    folder = Path(cache) / folder_name(counter.fingerprint, template, seed, count)
     build(
         tokenizer,
-        tasks,
-        lengths,
+        (),
+        (),
         folder,
         inputs,
         seed=seed,
@@ -236,5 +341,6 @@ def model_data(
         reuse=True,
         counter=counter,
         log=log,
+        cells=cells,
     )
     return folder

@@ -11,6 +11,13 @@ with its answer prefix, plus the tokens kept for the answer.
 
 Where the official code would loop forever (a sample that never fits at the smallest step, more
 samples than QA questions) these raise ``RulerBuildError`` instead.
+
+Counting the tokens of each sample is most of the work, and it is counted ahead in batches (in
+parallel where the tokenizer's pipeline can: ``TokenCounter.counts``) without changing a draw:
+drawing a sample never depends on counting it, so the next samples are drawn as though each fits
+(``_fitted``), counted together, and where one does not fit the random state goes back to just
+after its draw and the official retries go on from there; the samples drawn after it are dropped.
+fwe draws nothing that a count decides, so its samples are counted all together.
 """
 
 from __future__ import annotations
@@ -58,6 +65,10 @@ class Job:
     counter: Callable[[str], int]
     inputs: Optional[Path]
     punkt: Optional[Path] = None
+    # Many texts' tokens at once (in parallel where the tokenizer can), as ``counter`` counts.
+    count_many: Optional[Callable[[list[str]], list[int]]] = None
+    ahead: int = 1  # samples drawn ahead and counted together
+    progress: Optional[Callable[[int], None]] = None  # told each time samples are done
     rng: random.Random = field(init=False)
     nprng: object = field(init=False)
     probes: list[tuple[int, int]] = field(default_factory=list)  # (size, tokens) per probe
@@ -72,6 +83,24 @@ class Job:
     def shuffle(self, items: list) -> None:
         """RULER's shuffles: a fresh generator seeded alike each time."""
         random.Random(self.seed).shuffle(items)
+
+    def counts(self, texts: list[str]) -> list[int]:
+        """Each text's tokens, together where the job has ``count_many``."""
+        if self.count_many is None or len(texts) < 2:
+            return [self.counter(text) for text in texts]
+        return self.count_many(texts)
+
+    def state(self) -> tuple:
+        """Both random states, to go back to."""
+        return self.rng.getstate(), self.nprng.get_state()
+
+    def restore(self, state: tuple) -> None:
+        self.rng.setstate(state[0])
+        self.nprng.set_state(state[1])
+
+    def done(self, samples: int = 1) -> None:
+        if self.progress is not None and samples:
+            self.progress(samples)
 
 
 def search_size(
@@ -91,24 +120,34 @@ def search_size(
     return found
 
 
-def fit(attempt: Callable[[int], tuple], size: int, step: int, what: str):
+def fit(
+    attempt: Callable[[int], tuple],
+    size: int,
+    step: int,
+    what: str,
+    failed: Optional[Exception] = None,
+):
     """A sample at ``size``, each failed attempt one ``step`` smaller down to ``step``, then
-    retried at that size (new draws each time) as the official loop does."""
+    retried at that size (new draws each time) as the official loop does. ``failed``: the
+    error of an attempt at ``size`` already made (counted ahead)."""
     at_floor = 0
     while True:
-        try:
-            return attempt(size)
-        except RETRIED as exc:
-            if size > step:
-                size -= step
-                continue
+        if failed is None:
+            try:
+                return attempt(size)
+            except RETRIED as exc:
+                failed = exc
+        if size > step:
+            size -= step
+        else:
             at_floor += 1
             if at_floor >= MAX_RETRIES_AT_FLOOR:
                 raise RulerBuildError(
                     f'{what}: no sample fits even at the smallest haystack ({size}) after '
-                    f'{at_floor} tries ({type(exc).__name__}: {exc}); the official generator '
-                    'loops forever here: give a larger --length'
-                ) from exc
+                    f'{at_floor} tries ({type(failed).__name__}: {failed}); the official '
+                    'generator loops forever here: give a larger --length'
+                ) from failed
+        failed = None
 
 
 def cut_prefix(text: str, prefix: str) -> tuple[str, str]:
@@ -248,14 +287,40 @@ def _three_times(budget: int):
     return lambda per_item: int((budget / per_item) * 3)
 
 
-def _fitted(job: Job, make, size: int, step: int, budget: int, extra: int, count: int) -> list:
-    """``count`` samples, each fitted from ``size`` down (``fit``): (text, answer, length)."""
+def _fitted(
+    job: Job, makers: list, size: int, step: int, budget: int, extra: int, told: bool = True
+) -> list:
+    """One sample per maker, each fitted from ``size`` down (``fit``): (text, answer, length).
+    The next ``job.ahead`` samples are drawn as though each fits at ``size`` and counted
+    together; from the first that does not, the draws go on as the official loop's would.
+    ``told``: the job's progress hears of each (not of vt's one-shot example)."""
+    found: list = []
+    while len(found) < len(makers):
+        drawn, states, failed = [], [], None
+        for make in makers[len(found) : len(found) + job.ahead]:
+            try:
+                drawn.append(make(size))
+            except RETRIED as exc:  # failed as it was drawn: no count needed to know
+                failed = exc
+                break
+            states.append(job.state())
+        for (text, answer), tokens, state in zip(drawn, job.counts([t for t, _ in drawn]), states):
+            if tokens + extra > budget:
+                job.restore(state)  # as just after this attempt: the later draws are dropped
+                failed = Overflow(f'{tokens + extra} exceeds {budget}')
+                break
+            found.append((text, answer, tokens + extra))
+            job.done(int(told))
+        if failed is not None:
+            make = makers[len(found)]
 
-    def attempt(n: int):
-        text, answer = make(n)
-        return _checked(job.counter(text) + extra, budget, text, answer)
+            def attempt(n: int, make=make):
+                text, answer = make(n)
+                return _checked(job.counter(text) + extra, budget, text, answer)
 
-    return [fit(attempt, size, step, job.task.name) for _ in range(count)]
+            found.append(fit(attempt, size, step, job.task.name, failed))
+            job.done(int(told))
+    return found
 
 
 def niah(job: Job) -> list[dict]:
@@ -266,12 +331,14 @@ def niah(job: Job) -> list[dict]:
     budget, extra = job.length, job.task.tokens_to_generate
     size = _sized(job, make, step, budget, extra, _three_times(budget))
     records = []
-    for text, answers, length in _fitted(job, make, size, step, budget, extra, job.count):
+    for text, answers, length in _fitted(job, [make] * job.count, size, step, budget, extra):
         record = _record(0, text, answers, length, NIAH_PREFIX)
-        at = record['input'].find(answers[0])  # the answer's character offset is the 'index'
-        record['index'] = at
-        record['token_position_answer'] = job.counter(record['input'][:at])
+        record['index'] = record['input'].find(answers[0])  # the answer's character offset
         records.append(record)
+    before = [record['input'][: record['index']] for record in records]
+    for at in range(0, len(records), job.ahead):  # the answer's token offset
+        for record, tokens in zip(records[at:], job.counts(before[at : at + job.ahead])):
+            record['token_position_answer'] = tokens
     return records
 
 
@@ -336,7 +403,7 @@ def variable_tracking(job: Job) -> list[dict]:
     # The one-shot example: its own search in 500 tokens, no answer tokens, steps of 5 lines.
     example = functools.partial(chains, example=True)
     size = _sized(job, example, 5, 500, 0, _three_times(500))
-    text, answer, _ = _fitted(job, example, size, 5, 500, 0, 1)[0]
+    text, answer, _ = _fitted(job, [example], size, 5, 500, 0, told=False)[0]
     shot = text + ' ' + ' '.join(answer) + '\n'
 
     def with_shot(n: int) -> tuple[str, list[str]]:
@@ -348,7 +415,7 @@ def variable_tracking(job: Job) -> list[dict]:
     step = 5 if job.length < 4096 else 10
     budget, extra = job.length, job.task.tokens_to_generate
     size = _sized(job, chains, step, budget, job.counter(shot) + extra, _three_times(budget))
-    found = _fitted(job, with_shot, size, step, budget, extra, job.count)
+    found = _fitted(job, [with_shot] * job.count, size, step, budget, extra)
     return [_record(i, t, a, n, VT_PREFIX) for i, (t, a, n) in enumerate(found)]
 
 
@@ -387,7 +454,7 @@ def common_words(job: Job) -> list[dict]:
 
     budget, extra, step = job.length, job.task.tokens_to_generate, 10
     size = _sized(job, make, step, budget, extra, lambda per: int(budget // per) * 2, probe=4096)
-    found = _fitted(job, make, size, step, budget, extra, job.count)
+    found = _fitted(job, [make] * job.count, size, step, budget, extra)
     return [
         _record(i, text, answer, length, CWE_PREFIX)
         for i, (text, answer, length) in enumerate(found)
@@ -401,7 +468,7 @@ def frequent_words(job: Job) -> list[dict]:
     import numpy as np
     from scipy.special import zeta
 
-    rng, count, alpha = job.rng, job.counter, job.task.args['alpha']
+    rng, alpha = job.rng, job.task.args['alpha']
     word_length = 6
     budget = job.length - job.task.tokens_to_generate
     vocab_size = budget // 50
@@ -424,24 +491,38 @@ def frequent_words(job: Job) -> list[dict]:
         job.shuffle(sampled)
         return job.template.format(context=' '.join(sampled), query='')
 
-    # The number of words: grown from budget / 6 until the text reaches the budget, less a step.
+    # The number of words: grown from budget / 6 until the text reaches the budget, less a step
+    # (counted ``job.ahead`` steps at a time: the texts draw nothing).
     vocab = vocabulary()
-    num_words = budget // word_length
-    while count(text_of(vocab, num_words)) < budget:
-        num_words += step
-    num_words -= step
+    num_words, reached = budget // word_length, None
+    while reached is None:
+        tried = [num_words + k * step for k in range(job.ahead)]
+        tokens = job.counts([text_of(vocab, n) for n in tried])
+        reached = next((n for n, t in zip(tried, tokens) if t >= budget), None)
+        num_words = tried[-1] + step
+    num_words = reached - step
 
+    # Each sample's vocabulary is drawn in turn; its text then shrinks a step at a time until it
+    # fits, drawing nothing, so the samples are counted together.
+    vocabs = [vocabulary() for _ in range(job.count)]
     records = []
-    for index in range(job.count):
-        vocab, words_used = vocabulary(), num_words
-        text = text_of(vocab, words_used)
-        tokens = count(text)
-        while tokens > budget:
-            words_used -= step
-            text = text_of(vocab, words_used)
-            tokens = count(text)
-        length = tokens + job.task.tokens_to_generate
-        records.append(_record(index, text, vocab[1:4], length, FWE_PREFIX))
+    for at in range(0, job.count, job.ahead):
+        chunk = vocabs[at : at + job.ahead]
+        used = [num_words] * len(chunk)
+        texts = [text_of(vocab, num_words) for vocab in chunk]
+        tokens = job.counts(texts)
+        over = [i for i, n in enumerate(tokens) if n > budget]
+        while over:
+            for i in over:
+                used[i] -= step
+                texts[i] = text_of(chunk[i], used[i])
+            for i, n in zip(over, job.counts([texts[i] for i in over])):
+                tokens[i] = n
+            over = [i for i in over if tokens[i] > budget]
+        for i, (vocab, text) in enumerate(zip(chunk, texts)):
+            length = tokens[i] + job.task.tokens_to_generate
+            records.append(_record(at + i, text, vocab[1:4], length, FWE_PREFIX))
+        job.done(len(chunk))
     return records
 
 
@@ -479,11 +560,9 @@ def question_answering(job: Job) -> list[dict]:
 
     budget, extra, step = job.length, job.task.tokens_to_generate, 10
     size = _sized(job, functools.partial(make, 0), step, budget, extra, _three_times(budget))
-    records = []
-    for index in range(job.count):
-        found = _fitted(job, functools.partial(make, index), size, step, budget, extra, 1)
-        records.append(_record(index, *found[0], QA_PREFIX))
-    return records
+    makers = [functools.partial(make, index) for index in range(job.count)]
+    found = _fitted(job, makers, size, step, budget, extra)
+    return [_record(index, *sample, QA_PREFIX) for index, sample in enumerate(found)]
 
 
 GENERATORS = {

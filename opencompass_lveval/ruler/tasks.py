@@ -9,6 +9,8 @@ official metric. The texts and numbers are those of RULER commit c3f5e3b
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 # The five task kinds: prompt, answer prefix, tokens to generate (RULER's data constants).
@@ -88,8 +90,35 @@ TEMPLATES = {
 DEFAULT_SEED = 42
 DEFAULT_COUNT = 500
 DEFAULT_TEMPLATE = 'base'
-# The lengths RULER's papers and run.sh report, in the model's tokens.
+# The lengths RULER's papers and run.sh report, in the model's tokens, and their names.
 LENGTHS = (4096, 8192, 16384, 32768, 65536, 131072)
+LEVELS = ('4k', '8k', '16k', '32k', '64k', '128k')
+_LEVEL = re.compile(r'([1-9][0-9]*)([km])')
+
+
+def level_length(name: str) -> int:
+    """A level's length in tokens as RULER names them, in powers of two: ``4k`` 4096, ``128k``
+    131072, ``1m`` 1048576; an error showing the form otherwise."""
+    found = _LEVEL.fullmatch(name) if isinstance(name, str) else None
+    if found is None:
+        raise ValueError(f'RULER levels are named like 4k, 128k or 1m, not {name!r}')
+    return int(found[1]) * (1024 if found[2] == 'k' else 1024 * 1024)
+
+
+class LevelTokens(Mapping):
+    """Every level name's length in tokens (``level_length``), the shipped levels listed."""
+
+    def __getitem__(self, name: str) -> int:
+        try:
+            return level_length(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LEVELS)
+
+    def __len__(self) -> int:
+        return len(LEVELS)
 
 
 @dataclass(frozen=True, eq=False)  # rows compare and hash by identity

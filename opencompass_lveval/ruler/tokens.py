@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,34 @@ def tokenizer_files(folder: Path) -> list[Path]:
     return found
 
 
+def tokenizer_folder(name: str) -> Path:
+    """A model's tokenizer folder from its config's ``tokenizer_path`` or ``path``: the folder
+    where ``name`` is one, else the Hugging Face cache's copy of the hub id ``name`` (its
+    tokenizer files downloaded only where ``LVEVAL_ALLOW_HUB=1`` lets them)."""
+    folder = Path(os.path.expanduser(str(name)))
+    if folder.is_dir() or str(name).startswith(('/', './', '../', '~')):
+        return folder
+    from huggingface_hub import snapshot_download
+
+    from ..models.base import hub_allowed, hub_offline
+
+    try:
+        if hub_allowed():
+            return Path(snapshot_download(str(name), allow_patterns=list(TOKENIZER_FILES)))
+        with hub_offline():
+            found = snapshot_download(
+                str(name), allow_patterns=list(TOKENIZER_FILES), local_files_only=True
+            )
+        return Path(found)
+    except Exception as exc:  # huggingface_hub's own errors: say which model and the fix
+        raise TokenizerError(
+            f'{name}: no such folder, and not in the Hugging Face cache ({type(exc).__name__}); '
+            "RULER builds each model's data with its tokenizer: set the model's path (or "
+            'tokenizer_path) to a folder holding its tokenizer files, or LVEVAL_ALLOW_HUB=1 to '
+            'download them'
+        ) from exc
+
+
 def tokenizer_fingerprint(folder: Path) -> str:
     """sha256 over the names and bytes of the folder's tokenizer files: what decides counts."""
     digest = hashlib.sha256()
@@ -70,6 +99,8 @@ class TokenCounter:
     count: Callable[[str], int]
     folder: Optional[Path] = None
     pipeline: Optional[str] = None
+    # Many texts at once, on every core (the Rust pipeline's batch); None: one by one.
+    count_many: Optional[Callable[[list[str]], list[int]]] = None
 
     def portable(self) -> Optional[tuple[Path, Optional[str]]]:
         """What ``rebuilt`` needs in another process; None for a counter made in code."""
@@ -103,7 +134,10 @@ def _from_pipeline(text: str, folder: Path, fingerprint: str) -> TokenCounter:
     def count(text: str) -> int:
         return len(backend.encode(text, add_special_tokens=False).ids)
 
-    return TokenCounter(Path(folder).name, fingerprint, count, Path(folder), text)
+    def count_many(texts: list[str]) -> list[int]:
+        return [len(found.ids) for found in backend.encode_batch(texts, add_special_tokens=False)]
+
+    return TokenCounter(Path(folder).name, fingerprint, count, Path(folder), text, count_many)
 
 
 def tokenizer_json_counter(folder: Path) -> TokenCounter:
@@ -123,7 +157,12 @@ def tiktoken_counter(encoding: str = 'cl100k_base') -> TokenCounter:
     import tiktoken
 
     found = tiktoken.get_encoding(f'{encoding}_offline' if encoding == 'cl100k_base' else encoding)
-    return TokenCounter(encoding, f'tiktoken:{encoding}', lambda text: len(found.encode(text)))
+    return TokenCounter(
+        encoding,
+        f'tiktoken:{encoding}',
+        lambda text: len(found.encode(text)),
+        count_many=lambda texts: [len(ids) for ids in found.encode_batch(texts)],
+    )
 
 
 def token_counter(folder: Path, cache: Optional[Path] = None) -> TokenCounter:

@@ -5,7 +5,8 @@ inference task's log and then again in every evaluation task.
 ``stop_before_launch`` checks what is left to infer: each model with ``check_before_weights``
 (model folder, tokenizer, format, window, API key: the checks its inference task makes again) and
 each dataset of this package built from its files by its own loader (a missing folder or file, a
-broken line). Every model x dataset left to infer then gets its inference log saying why it did
+broken line), after the data a run builds itself (RULER's, per model) is built
+(``build_before_launch``). Every model x dataset left to infer then gets its inference log saying why it did
 not run, where ``lveval leaderboard`` finds it. ``CheckedPartitioner`` runs it before it makes
 any task, so it works with any runner; a partitioner or runner of another kind can call it alone.
 """
@@ -120,6 +121,21 @@ def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> N
     )
 
 
+def build_before_launch(dataset_cfgs: list) -> None:
+    """The data a run builds itself (``Benchmark.prepare_data``: RULER's per model), built
+    here in the driver, once, before any task starts; a build that cannot be made stops the run
+    with its cause."""
+    from ..files.errors import DataError
+    from ..framework.benchmarks import prepare_data
+
+    try:
+        prepare_data(dataset_cfgs)
+    except DataError as exc:
+        raise SystemExit(
+            f'The run stopped before any task started: its data could not be built: {exc}'
+        ) from exc
+
+
 @PARTITIONERS.register_module()
 class CheckedPartitioner(NumWorkerPartitioner):
     """OpenCompass's ``NumWorkerPartitioner`` (same settings), for ``infer``, that first stops
@@ -147,6 +163,7 @@ class CheckedPartitioner(NumWorkerPartitioner):
             task_type = self.runner.get('task', {}).get('type', OpenICLInferTask)
             as_tasks = [dict(models=[m], datasets=[left], work_dir=work_dir) for m, left in pending]
             stop_for_gpus(as_tasks, task_type)
+        build_before_launch([d for _, left in pending for d in left])
         stop_before_launch(pending, work_dir)
         return super().partition(model_dataset_combinations, work_dir, out_dir, add_cfg or {})
 

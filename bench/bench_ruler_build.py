@@ -1,14 +1,19 @@
-"""How long RULER data takes to build, per task, at one length: the haystack search and the time
-per sample, measured, and 500 samples x 13 tasks projected, serial and over processes.
+"""How long RULER data takes to build, as a run's driver builds it: every task's file at one
+length through ``build`` (the files over ``--workers`` processes, each file's samples counted
+ahead in batches), the wall time and each file's; and, with ``--ahead-of TASK``, one file built
+in this process counting one sample at a time (the official order) and then ahead in batches,
+same bytes, both timed.
 
-    python bench/bench_ruler_build.py [--length 131072] [--count 3] [--tokenizer DIR]
-                                      [--inputs DIR] [--tasks niah_single_1 vt ...]
+    python bench/bench_ruler_build.py [--length 131072] [--count 500] [--workers N]
+                                      [--tasks niah_single_1 vt ...] [--tokenizer DIR]
+                                      [--inputs DIR] [--ahead-of TASK]
 
-Each task is generated once to warm up (word lists, files, punkt), then twice timed (1 sample,
-then ``--count``), so the search (the
-official probes, the one-shot example of vt) and a sample's cost separate: per sample =
-(t(count) - t(1)) / (count - 1). Defaults: the golden set's llama2_sp tokenizer and stand-in
-inputs (the punkt_tab copy of tests/data beside them).
+Defaults: all 13 tasks, the golden set's llama2_sp tokenizer and stand-in inputs (the Paul Graham
+essays and word list of tests/data, its punkt_tab copy beside them); the stand-in QA files hold
+60 questions, so where ``--count`` asks more, squad.json and hotpotqa.json are the seeded
+synthetic ones of ``lveval data synth`` with as many questions (shorter documents: the prompt
+fills the same budget with more of them). Run it under ``flock /tmp/heavy.lock``: 500 x 13 at
+131072 keeps every core busy for tens of minutes.
 """
 
 from __future__ import annotations
@@ -20,52 +25,79 @@ import tempfile
 import time
 from pathlib import Path
 
-from opencompass_lveval.ruler.build import generate
+from opencompass_lveval.ruler.build import build, counted_ahead, generate, manifest_text
+from opencompass_lveval.ruler.inputs import HOTPOTQA, SQUAD
+from opencompass_lveval.ruler.synthetic import write_inputs
 from opencompass_lveval.ruler.tasks import TASKS
 from opencompass_lveval.ruler.tokens import token_counter
 
 DATA = Path(__file__).resolve().parents[1] / 'tests' / 'data' / 'reference'
+STAND_IN_QUESTIONS = 60  # in each stand-in QA file
 
 
-def timed(task: str, length: int, count: int, counter, inputs: Path) -> tuple[float, int]:
+def whole_build(args, inputs: Path, out: Path) -> None:
+    lines: list[str] = []
     start = time.perf_counter()
-    job = generate(task, length, counter, inputs, count=count)
-    return time.perf_counter() - start, len(job.probes)
+    build(
+        Path(args.tokenizer),
+        args.tasks,
+        [args.length],
+        out,
+        inputs,
+        count=args.count,
+        workers=args.workers,
+        log=lines.append,
+    )
+    wall = time.perf_counter() - start
+    seconds = {line.split('/')[-2]: float(line.split(' in ')[-1][:-2]) for line in lines}
+    for task in args.tasks:
+        print(f'{task:<16} {seconds[task]:>8.1f} s')
+    workers = args.workers or os.cpu_count()
+    print(
+        f'{args.count} x {len(args.tasks)} tasks at {args.length}: {wall:.0f} s wall over '
+        f'{min(workers, len(args.tasks))} processes ({os.cpu_count()} cores), tokenizer load '
+        f'included; the files took {sum(seconds.values()):.0f} s in all, the longest '
+        f'{max(seconds.values()):.0f} s ({max(seconds, key=seconds.get)})'
+    )
+
+
+def ahead_or_not(args, inputs: Path) -> None:
+    counter = token_counter(Path(args.tokenizer))
+    timed, texts = {}, {}
+    for ahead in (1, counted_ahead(args.length)):
+        start = time.perf_counter()
+        job = generate(args.ahead_of, args.length, counter, inputs, count=args.count, ahead=ahead)
+        timed[ahead], texts[ahead] = time.perf_counter() - start, manifest_text(job.records)
+        print(
+            f'{args.ahead_of} x {args.count} at {args.length}, {ahead} ahead: {timed[ahead]:.1f} s'
+        )
+    assert len(set(texts.values())) == 1, 'counting ahead changed the bytes'
+    print(f'same bytes; {timed[1] / timed[max(timed)]:.2f} x as fast counting ahead')
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--length', type=int, default=131072)
-    parser.add_argument('--count', type=int, default=3)
+    parser.add_argument('--count', type=int, default=500)
+    parser.add_argument('--workers', type=int)
     parser.add_argument('--tokenizer', default=str(DATA / 'tokenizers' / 'llama2_sp'))
     parser.add_argument('--inputs')
     parser.add_argument('--tasks', nargs='+', default=[task.name for task in TASKS])
+    parser.add_argument('--ahead-of', help='one task: counting one at a time against ahead')
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         inputs = Path(args.inputs) if args.inputs else Path(scratch) / 'inputs'
         if not args.inputs:
             shutil.copytree(DATA / 'stand_in', inputs)
             shutil.copytree(DATA / 'nltk_data', inputs / 'nltk_data')
-        start = time.perf_counter()
-        counter = token_counter(Path(args.tokenizer))
-        print(f'tokenizer {counter.name} loaded in {time.perf_counter() - start:.1f} s')
-        print(f'{"task":<16} {"probes":>6} {"search s":>9} {"s/sample":>9} {"500 samples s":>14}')
-        total = longest = 0.0
-        for task in args.tasks:
-            timed(task, args.length, 1, counter, inputs)  # warm: word lists, files, punkt
-            one, probes = timed(task, args.length, 1, counter, inputs)
-            many, _ = timed(task, args.length, args.count, counter, inputs)
-            per_sample = max(many - one, 0.0) / (args.count - 1)
-            search = max(one - per_sample, 0.0)
-            projected = search + 500 * per_sample
-            total, longest = total + projected, max(longest, projected)
-            print(f'{task:<16} {probes:>6} {search:>9.1f} {per_sample:>9.2f} {projected:>14.0f}')
-    cores = os.cpu_count() or 1
-    print(
-        f'500 x {len(args.tasks)} tasks at {args.length}: {total:.0f} s serial (one core); '
-        f'over {cores} processes about {max(longest, total / cores):.0f} s (the longest task '
-        f'alone: {longest:.0f} s)'
-    )
+            if args.count > STAND_IN_QUESTIONS:
+                synthetic = write_inputs(Path(scratch) / 'synthetic', 0, args.count)
+                for name in (SQUAD, HOTPOTQA):
+                    shutil.copy(synthetic / name, inputs / name)
+        if args.ahead_of:
+            ahead_or_not(args, inputs)
+        else:
+            whole_build(args, inputs, Path(scratch) / 'out')
 
 
 if __name__ == '__main__':

@@ -88,6 +88,20 @@ def _synthetic_inputs(seed: int) -> Path:
     return write_inputs(folder, seed)
 
 
+@functools.cache
+def _synthetic_cell(task: str, size: str, count: int, seed: int) -> list[dict]:
+    from .build import generate
+    from .inputs import PUNKT_ENGLISH
+    from .tokens import tiktoken_counter
+
+    inputs = _synthetic_inputs(seed)
+    punkt = inputs / 'nltk_data' / PUNKT_ENGLISH
+    job = generate(
+        task, level_length(size), tiktoken_counter(), inputs, seed=seed, count=count, punkt=punkt
+    )
+    return job.records
+
+
 class Ruler(DeclaredBenchmark):
     name, title, prefix = 'ruler', 'RULER', 'RULER'
     tasks = tuple(task.name for task in TASKS)
@@ -235,22 +249,11 @@ class Ruler(DeclaredBenchmark):
 
     def synthetic_records(self, task: str, size: str, count: int, seed: int) -> list[dict]:
         """The official generator's records on seeded synthetic inputs (``synthetic.py``),
-        lengths counted with GPT-4's tokenizer (RULER's ``--tokenizer_type openai``)."""
-        from .build import generate
-        from .inputs import PUNKT_ENGLISH
-        from .tokens import tiktoken_counter
+        lengths counted with GPT-4's tokenizer (RULER's ``--tokenizer_type openai``); made once
+        per process."""
+        import copy
 
-        inputs = _synthetic_inputs(seed)
-        job = generate(
-            task,
-            level_length(size),
-            tiktoken_counter(),
-            inputs,
-            seed=seed,
-            count=count,
-            punkt=inputs / 'nltk_data' / PUNKT_ENGLISH,
-        )
-        return job.records
+        return copy.deepcopy(_synthetic_cell(task, size, count, seed))
 
     def random_answer(self, prompt: str, rng: random.Random) -> Optional[str]:
         """A random answer of the form each task asks for: a number or UUID for a needle, as

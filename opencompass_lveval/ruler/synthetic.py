@@ -44,11 +44,11 @@ def essays(seed: int) -> dict:
     return {'text': ' '.join(words.sentence() for _ in range(ESSAY_SENTENCES))}
 
 
-def squad(seed: int) -> dict:
+def squad(seed: int, articles: int = ARTICLES) -> dict:
     """Articles of paragraphs, each paragraph stating facts its questions ask for."""
-    words = Words(seed, 'squad')
+    words, count = Words(seed, 'squad'), articles
     articles = []
-    for article in range(ARTICLES):
+    for article in range(count):
         paragraphs = []
         for _ in range(PARAGRAPHS):
             facts = [(words('noun'), words('adjective') + ' ' + words('noun')) for _ in range(3)]
@@ -70,11 +70,11 @@ def squad(seed: int) -> dict:
     return {'version': 'v2.0', 'data': articles}
 
 
-def hotpotqa(seed: int) -> list:
+def hotpotqa(seed: int, questions: int = HOTPOT_ITEMS) -> list:
     """Questions over two linked paragraphs among ten."""
     words = Words(seed, 'hotpotqa')
     items = []
-    for number in range(HOTPOT_ITEMS):
+    for number in range(questions):
         person, town, thing = words('noun').title(), words('noun').title(), words('noun')
         context = [
             [
@@ -100,13 +100,15 @@ def english_words() -> dict:
     return {word: word for word in found}
 
 
-def write_inputs(folder: Path, seed: int) -> Path:
-    """The four files and the parameter-free punkt_tab model under ``folder``."""
+def write_inputs(folder: Path, seed: int, questions: int = HOTPOT_ITEMS) -> Path:
+    """The four files and the parameter-free punkt_tab model under ``folder``, each QA file
+    with at least ``questions`` questions."""
     folder = Path(folder)
+    articles = max(ARTICLES, -(-questions // (PARAGRAPHS * QUESTIONS)))
     for name, content in (
         (ESSAYS, essays(seed)),
-        (SQUAD, squad(seed)),
-        (HOTPOTQA, hotpotqa(seed)),
+        (SQUAD, squad(seed, articles)),
+        (HOTPOTQA, hotpotqa(seed, max(HOTPOT_ITEMS, questions))),
         (ENGLISH_WORDS, english_words()),
     ):
         write_text(folder / name, json.dumps(content))

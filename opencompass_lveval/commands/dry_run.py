@@ -50,7 +50,9 @@ def check_config(config_path: str) -> list[DatasetCheck]:
     from ..framework import benchmarks
 
     checks = []
-    for dataset_cfg in Config.fromfile(config_path, format_python_code=False)['datasets']:
+    dataset_cfgs = Config.fromfile(config_path, format_python_code=False)['datasets']
+    benchmarks.prepare_data(dataset_cfgs)  # data a run builds itself, as the run would
+    for dataset_cfg in dataset_cfgs:
         dataset = build_dataset_from_cfg(dataset_cfg)
         first = dataset.test[0]
         infer_cfg = dataset_cfg['infer_cfg']

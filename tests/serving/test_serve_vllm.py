@@ -23,7 +23,7 @@ def workload_config(root: Path, model: Path, served: bool) -> Path:
     """The demo-serve config on a few LV-Eval subsets and Ada-LEval's four demo files; served,
     or in process under the local runner (one engine)."""
     cfg = load_config('eval_demo_serve.py')
-    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEPT or 'LVEval' not in d['abbr']]
+    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEPT or 'AdaLEval' in d['abbr']]
     for dataset in cfg.datasets:  # read from anywhere: the fault tests plan in this process
         dataset['path'] = str(root / dataset['path'])
     cfg.models[0].update(path=str(model), model_kwargs=dict(VLLM_ENGINE_KWARGS))

@@ -29,6 +29,7 @@ from opencompass.utils import (
 from ..files.columnar import ColumnarDataset
 from .infer_task import check_before_weights
 from .local import is_local_runner, stop_for_gpus
+from .readiness import stop_if_unready
 from .stops import Problem, counted, grouped, write_not_run
 
 
@@ -123,17 +124,20 @@ def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> N
 @PARTITIONERS.register_module()
 class CheckedPartitioner(NumWorkerPartitioner):
     """OpenCompass's ``NumWorkerPartitioner`` (same settings), for ``infer``, that first stops
-    the run on what is left to infer: where the config's inference runner runs tasks on this
-    machine (a ``LocalRunner``), a model asking for more GPUs than it has, before anything is
-    read; then ``stop_before_launch``. With ``num_split`` 1 (one worker, or set) it sizes no
+    the run on what is left to infer: a runner or engine this machine lacks (``readiness.py``:
+    Slurm, Ray, vLLM...); where the config's inference runner runs tasks on this machine (a
+    ``LocalRunner``), a model asking for more GPUs than it has, before anything is read; then
+    ``stop_before_launch``. With ``num_split`` 1 (one worker, or set) it sizes no
     dataset: OpenCompass's reads each one again only to size splits it then does not make, and
     caches the sizes by dataset name alone (``.cache/dataset_size.json``), where a later run
     with other data would find them and skip its reading."""
 
     runner: dict = {}  # the config's inference runner, set when the run calls it
+    eval_runner: dict = {}  # and its evaluation runner
 
     def __call__(self, cfg):
         self.runner = dict(cfg.get('infer', {}).get('runner', {}))
+        self.eval_runner = dict(cfg.get('eval', {}).get('runner', {}))
         return super().__call__(cfg)
 
     def partition(self, model_dataset_combinations, work_dir, out_dir, add_cfg=None):
@@ -143,6 +147,7 @@ class CheckedPartitioner(NumWorkerPartitioner):
             for model in comb['models']
         ]
         pending = [(model, left) for model, left in pending if left]
+        stop_if_unready([self.runner, self.eval_runner], [model for model, _ in pending])
         if is_local_runner(self.runner.get('type')):
             task_type = self.runner.get('task', {}).get('type', OpenICLInferTask)
             as_tasks = [dict(models=[m], datasets=[left], work_dir=work_dir) for m, left in pending]

@@ -12,6 +12,7 @@ any task, so it works with any runner; a partitioner or runner of another kind c
 
 from __future__ import annotations
 
+import difflib
 import os.path as osp
 from collections.abc import Iterable
 from typing import Optional
@@ -138,6 +139,17 @@ class CheckedPartitioner(NumWorkerPartitioner):
     def __call__(self, cfg):
         self.runner = dict(cfg.get('infer', {}).get('runner', {}))
         self.eval_runner = dict(cfg.get('eval', {}).get('runner', {}))
+        unknown = summary_problems(cfg)
+        if unknown:
+            raise SystemExit(
+                '\n'.join(
+                    [
+                        'The run stopped before any task started: its summarizer names what '
+                        'matches nothing (its row would be empty):',
+                        *(f'- {line}' for line in unknown),
+                    ]
+                )
+            )
         return super().__call__(cfg)
 
     def partition(self, model_dataset_combinations, work_dir, out_dir, add_cfg=None):
@@ -159,6 +171,39 @@ class CheckedPartitioner(NumWorkerPartitioner):
         if self.num_split <= 1:
             return 0  # the size only decides splits, and none are made
         return super().get_size(dataset)
+
+
+def summary_problems(cfg: dict) -> list[str]:
+    """The summarizer's rows and group members that carry a registered benchmark's prefix
+    (``LVEval_``) yet name no dataset of the run, no dataset of the benchmark at a level of its
+    form and no summary group, one line each with the closest known name; other names (another
+    package's datasets) are left alone."""
+    from ..framework import benchmarks
+
+    summarizer = cfg.get('summarizer') or {}
+    groups = list(summarizer.get('summary_groups') or [])
+    abbrs = [dataset.get('abbr', '') for dataset in cfg.get('datasets', [])]
+    known = set(abbrs) | {group.get('name') for group in groups}
+    grids = [b for b in benchmarks.registered() if getattr(b, 'prefix', None)]
+    for benchmark in grids:
+        known |= {group['name'] for cells in (None, abbrs) for group in benchmark.summary(cells)[1]}
+        known |= {benchmark.abbr(t, s) for t in benchmark.tasks for s in benchmark.sizes_of(t)}
+    entries = list(summarizer.get('dataset_abbrs') or [])
+    entries += [subset for group in groups for subset in group.get('subsets', [])]
+    problems = []
+    for name in dict.fromkeys(e if isinstance(e, str) else e[0] for e in entries):
+        owner = next((b for b in grids if name.startswith(f'{b.prefix}_')), None)
+        if name in known or owner is None or owner.split_abbr(name):
+            continue
+        if owner.is_level(name[len(owner.prefix) + 1 :]):
+            continue  # the average at a level (LVEval_512k), which the summarizer adds
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        guess = f'; did you mean {close[0]!r}?' if close else ''
+        problems.append(
+            f'{name!r} names no dataset of the run, no {owner.title} dataset and no summary '
+            f'group{guess}'
+        )
+    return problems
 
 
 def _predicted(model_cfg: dict, dataset_cfg: dict, out_dir: str) -> bool:

@@ -238,15 +238,15 @@ class GridBenchmark(GridTables):
         """Its OpenCompass dataset configs reading ``path``, at ``sizes`` (any size; default
         each task's standard ones) of ``tasks`` (default all)."""
         path = path or self.default_data_dir()
-        tasks = self.known_tasks(tasks, 'configs') if tasks else self.tasks
-        sizes = self.known_levels(sizes, 'configs') if sizes else None
+        tasks = self._known_tasks(tasks, 'configs') if tasks else self.tasks
+        sizes = self._known_levels(sizes, 'configs') if sizes else None
         return [
             self.cell_config(task, size, path, **options)
             for task in tasks
             for size in sizes or self.sizes_of(task)
         ]
 
-    def known_tasks(self, tasks, where: str) -> list[str]:
+    def _known_tasks(self, tasks, where: str) -> list[str]:
         """``tasks`` (one name or several), each one of its own, or an error naming the unknown
         one, the closest known name and all of them: a misspelled task would add nothing."""
         tasks = [tasks] if isinstance(tasks, str) else list(tasks)
@@ -260,7 +260,7 @@ class GridBenchmark(GridTables):
                 )
         return tasks
 
-    def known_levels(self, sizes, where: str) -> list[str]:
+    def _known_levels(self, sizes, where: str) -> list[str]:
         """``sizes`` (one name or several), each a level of its form (``is_level``), or an error
         naming the one that is not and the form."""
         sizes = [sizes] if isinstance(sizes, str) else list(sizes)
@@ -281,8 +281,8 @@ class GridBenchmark(GridTables):
         any size): one per task (all, or ``tasks``) and size, from the task's first plain config,
         so whatever a config changed (``limit``, the extraction mode) is kept. A task or size
         that matches nothing is an error naming the known ones, never an empty list."""
-        sizes = self.known_levels(sizes, 'at_sizes')
-        tasks = self.known_tasks(tasks, 'at_sizes') if tasks is not None else None
+        sizes = self._known_levels(sizes, 'at_sizes')
+        tasks = self._known_tasks(tasks, 'at_sizes') if tasks is not None else None
         first: dict[str, dict] = {}
         for config in configs:
             cell = self.split_abbr(config.get('abbr', ''))

@@ -32,6 +32,7 @@ from opencompass.utils import (
 )
 
 from ..leaderboard.runs import first_error, inference_error
+from .installs import INSTALL
 from .stops import Problem, counted, grouped, task_pairs, write_not_run
 
 
@@ -135,8 +136,6 @@ _HINTS = (
 
 def hints(causes: list[str]) -> list[str]:
     """What to do for each distinct cause ``_HINTS`` recognises, one line each."""
-    from .readiness import INSTALL
-
     found = []
     for cause in causes:
         for pattern, hint in _HINTS:

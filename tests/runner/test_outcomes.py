@@ -159,8 +159,8 @@ def test_a_stage_whose_every_task_failed_stops_with_hints_and_the_resume_command
     with pytest.raises(SystemExit) as stop:
         runner.launch(tasks)
     assert str(stop.value).splitlines() == [
-        'Every task of the inference stage failed (2 tasks) (each cause above, with its log): '
-        'the run stops here.',
+        'Every task of the inference stage failed (2 tasks), leaving no predictions (each '
+        'cause above, with its log): the run stops here.',
         '- srun is not on the PATH of the machine that ran the tasks: install it there, or run '
         'on a machine that has it',
         f'- install vllm in {sys.executable}: pip install "opencompass_lveval[vllm]" on a GPU '
@@ -171,6 +171,12 @@ def test_a_stage_whose_every_task_failed_stops_with_hints_and_the_resume_command
     ]
     one_fine = shell_tasks(tmp_path, a='exit 3', c='echo fine')
     assert sorted(runner.launch(one_fine)) == [('Shell[a/d]', 3), ('Shell[c/d]', 0)]
+    # Every task failed, but one left predictions (a task of several datasets failing at its
+    # last): the evaluation reads what there is, the missing ones are named there.
+    left = tmp_path / '20260101_120000' / 'predictions' / 'b' / 'd.json'
+    left.parent.mkdir(parents=True)
+    left.write_text('{}')
+    assert sorted(runner.launch(tasks)) == [('Shell[a/d]', 127), ('Shell[b/d]', 1)]
 
 
 def test_the_resume_command_replaces_a_reuse_flag_with_the_run(monkeypatch):

@@ -20,8 +20,9 @@ from opencompass.registry import RUNNERS, TASKS
 from opencompass.runners import LocalRunner
 from opencompass.utils import model_abbr_from_cfg
 
+from ..report.rounding import counted
 from .outcomes import StageOutcomes, task_class
-from .stops import counted, task_pairs, write_not_run
+from .stops import task_pairs, write_not_run
 
 CPU_CONFIG = 'configs/eval_demo.py'
 

@@ -51,8 +51,8 @@ def partition_gpus(partition: Optional[str]) -> Optional[int]:
 class CheckedSlurmRunner(StageOutcomes, SlurmRunner):
     """``SlurmRunner`` (same settings) that does not submit a task whose ``run_cfg.num_gpus``
     exceeds what one node of the partition offers; with ``StageOutcomes``. Without a
-    ``partition``, the one named by ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (a
-    config cannot read the environment itself: OpenCompass dumps it as text)."""
+    ``partition``, the one named by ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (read
+    when the runner is built, on the machine that submits)."""
 
     def __init__(self, task, partition: Optional[str] = None, **settings) -> None:
         partition = partition or os.environ.get('LVEVAL_SLURM_PARTITION') or None

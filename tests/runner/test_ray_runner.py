@@ -4,13 +4,15 @@ deadline (the multi-node behaviour is in test_cluster.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import ray_heads
+from ray_heads import RayHeadError, local_ray_head
 
 from opencompass_lveval.files.errors import ClusterSetupError, ModelConfigError
 
@@ -67,40 +69,53 @@ def test_a_node_without_the_run_folder_python_or_versions_says_which(tmp_path):
 
 
 @pytest.fixture(scope='module')
-def local_ray():
-    """A real Ray cluster of this one machine (two CPUs, two fake GPUs) that `ray start --block`
-    keeps in the foreground of its own process group, stopped with it afterwards."""
-    import signal
-    import socket
-    import subprocess
-    import time
-
+def local_ray(tmp_path_factory):
+    """A real Ray cluster of this one machine (two CPUs, two fake GPUs): a head of its own
+    (tests/ray_heads.py: its own folder and ports, an error with its last log lines if it dies),
+    started where another user's session has left a `ray_current_cluster` this user cannot write
+    in the default folder (here `RAY_TMPDIR`'s, a directory of that name: unwritable even as
+    root), which killed the head that used the default."""
     pytest.importorskip('ray', reason='pip install "opencompass_lveval[ray]"')
-    with socket.socket() as probe:
-        probe.bind(('127.0.0.1', 0))
-        port = probe.getsockname()[1]
-    head = subprocess.Popen(
-        [str(Path(sys.executable).with_name('ray')), 'start', '--head', '--block',
-         '--node-ip-address=127.0.0.1', f'--port={port}', '--num-cpus=2', '--num-gpus=2',
-         '--include-dashboard=false', '--disable-usage-stats'],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    address = f'127.0.0.1:{port}'
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(('127.0.0.1', port)) == 0:
-                    break
-            time.sleep(0.5)
+    default = tmp_path_factory.mktemp('default_tmp')
+    (default / 'ray' / 'ray_current_cluster').mkdir(parents=True)
+    with local_ray_head(
+        num_cpus=2, num_gpus=2, env={**os.environ, 'RAY_TMPDIR': str(default)}
+    ) as address:
         yield address
-    finally:
-        head.send_signal(signal.SIGTERM)  # `ray start --block` stops what it started
-        try:
-            head.wait(timeout=60)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(head.pid, signal.SIGKILL)
+
+
+def fake_ray(folder: Path, body: str) -> str:
+    ray = folder / 'ray'
+    ray.write_text(f'#!/bin/sh\n{body}\n')
+    ray.chmod(0o755)
+    return str(ray)
+
+
+def test_a_head_that_dies_is_an_error_with_its_last_lines_not_a_hang(tmp_path, monkeypatch):
+    """What the head printed before it died (here, as Ray says it when the address file is not
+    writable), within seconds; one that never gets ready, at the time limit; both folders
+    removed."""
+    made = []
+    mkdtemp = ray_heads.tempfile.mkdtemp
+    monkeypatch.setattr(
+        ray_heads.tempfile, 'mkdtemp', lambda **kw: made.append(mkdtemp(**kw)) or made[-1]
+    )
+    said = "Ray runtime started.\nPermissionError: [Errno 13] Permission denied: '/tmp/ray/ray_current_cluster'"
+    dies = fake_ray(tmp_path, f"cat <<'SAID'\n{said}\nSAID\nexit 1")
+    started = time.monotonic()
+    with pytest.raises(RayHeadError) as error, local_ray_head(ray=dies):
+        pass
+    assert time.monotonic() - started < 5
+    assert str(error.value).splitlines() == [
+        'the Ray head exited (1) before it was ready:',
+        '--- head.out:',
+        *said.splitlines(),
+    ]
+    never = fake_ray(tmp_path, 'exec sleep 30')
+    late = pytest.raises(RayHeadError, match=r'not ready in 0.3 s:\n\(no log lines\)')
+    with late, local_ray_head(ray=never, start_timeout_s=0.3):
+        pass
+    assert len(made) == 2 and not any(Path(folder).exists() for folder in made)
 
 
 @pytest.mark.slow

@@ -13,6 +13,8 @@ GPU, as the marker on the line before it says (an HTML comment, invisible on the
   OpenCompass's, with the config files and the configs named by ``--datasets``/``--models``
   found; pip extras must be the package's; scripts and folders must exist;
 - ``<!-- snippet: in PATH -->``: the text is PATH's, line for line;
+- ``<!-- snippet: declaration -->``: lines of a benchmark class's body: parsed as Python, its
+  imports made, and each statement run with them, so every name and keyword it uses exists;
 - ``<!-- snippet: output; WHY -->``: what a command printed, or a picture of a format.
 """
 
@@ -39,7 +41,14 @@ from runs import REPO
 
 DOCS = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
 MARKER = re.compile(r'<!-- snippet: (?P<kind>[a-z]+)(?P<rest>.*?) -->')
-KINDS = {'config': {'python'}, 'run': {'bash'}, 'parsed': {'bash'}, 'in': None, 'output': {''}}
+KINDS = {
+    'config': {'python'},
+    'run': {'bash'},
+    'parsed': {'bash'},
+    'in': None,
+    'output': {''},
+    'declaration': {'python'},
+}
 # Commands the docs show that are not this package's or OpenCompass's: not checked here.
 OTHERS = {
     'huggingface-cli', 'srun', 'sleep', 'ray', 'scontrol', 'getent', 'awk', 'set', 'for', 'do',
@@ -293,6 +302,14 @@ def test_a_snippet_is_the_file_s_text_it_names(snippet):
     text = re.sub(r'  # .*$', '', path.read_text('utf-8'), flags=re.M)
     lines = [line for line in snippet.text.splitlines() if line.strip()]
     assert in_order(lines, text.splitlines()), f'{snippet} is not in {snippet.rest}'
+
+
+@pytest.mark.parametrize('snippet', of_kind('declaration'))
+def test_a_declaration_snippet_runs_with_its_imports(snippet):
+    """Each statement runs in one namespace: a misspelled class, keyword or argument fails."""
+    namespace: dict = {}
+    exec(compile(snippet.text, str(snippet), 'exec'), namespace)
+    assert any(not name.startswith('__') for name in namespace), f'{snippet} defines nothing'
 
 
 # Config snippets ------------------------------------------------------------------------------

@@ -40,9 +40,7 @@ HARNESSES = (
     Harness(
         'OpenCompass 0.5.4',
         'drive_opencompass.py',
-        lacks={
-            'MRCR mrcr_openai': 'OpenCompass 0.5.4 has MRCR v2 only (opencompass/datasets/mrcr.py)'
-        },
+        lacks={'MRCR mrcr_openai': 'MRCR v2 only, in opencompass/datasets/mrcr.py'},
     ),
     Harness(
         'lm-evaluation-harness 0.4.13',
@@ -63,7 +61,7 @@ HARNESSES = (
         {
             'RULER': 'no RULER benchmark',
             'LV-Eval': 'no LV-Eval benchmark',
-            'MRCR mrcr_v2': 'evalscope has OpenAI MRCR only (benchmarks/openai_mrcr)',
+            'MRCR mrcr_v2': 'OpenAI MRCR only, in benchmarks/openai_mrcr',
         },
     ),
 )

@@ -17,8 +17,12 @@ Everything comes from the golden sets in ``tests/data/golden`` (made by running 
   and OpenAI's 255 grade cases with a string reply; official: each case's official score.
 
 Synthetic where a golden case lacks what a scorer needs, the same for every scorer: a record
-around each extraction case (difficulty ``easy``, length ``short``, four choices), and an MRCR v2
-question ``Prepend <hash> to ...`` from which OpenCompass's loader reads the hash.
+around each extraction case (difficulty ``easy``, length ``short``, four choices), with a seeded
+answer letter for the 17 cases that have none; an MRCR v2 question ``Prepend <hash> to ...``
+from which OpenCompass's loader reads the hash; and one RULER task the golden predictions lack,
+``qa_1 one of several answers``: qa_1's golden questions with several distinct accepted answers,
+each answered with an accepted answer that leaves another out (official score 100 by
+construction: ``string_match_part`` counts a sample when any accepted answer occurs).
 """
 
 from __future__ import annotations

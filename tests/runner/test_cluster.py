@@ -22,6 +22,7 @@ from rigs import (
     HEAD,
     RIG,
     SLURM_NOT_WANTED,
+    command_lines,
     rig,
     skip_unless_possible,
     slurm_wanted,
@@ -244,15 +245,7 @@ def test_ray_hands_each_task_its_own_gpu(cluster, demo):
 def task_processes(folder: Path) -> list[str]:
     """Command lines of the processes (on any node: this machine sees every process table) that
     run a task of a config in ``folder``/tmp."""
-    found = []
-    for cmdline in Path('/proc').glob('[0-9]*/cmdline'):
-        try:
-            text = cmdline.read_bytes().replace(b'\0', b' ').decode()
-        except OSError:
-            continue
-        if str(folder / 'tmp') in text:
-            found.append(text)
-    return found
+    return [line for line in command_lines() if str(folder / 'tmp') in line]
 
 
 def test_ctrl_c_leaves_nothing_running(cluster, demo):

@@ -1,0 +1,122 @@
+"""Real Ray clusters on this one machine for the runner's tests, and a task whose command is
+whatever shell line its model names.
+
+``ray_head`` runs ``ray start --head --block`` in a process group of its own and stops that group
+by its id; ``shared_ray`` keeps one such head for the life of the test process (the reliability
+cases that need one share it). ``ShellTask`` is an OpenCompass task whose command runs its
+model's ``shell`` after checking that its config path reached the shell as one word, as
+OpenCompass's own commands pass it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@contextlib.contextmanager
+def ray_head(num_cpus: int = 2, num_gpus: int = 2, env: dict | None = None) -> Iterator[str]:
+    """The address of a one-node Ray cluster of ``num_cpus`` CPUs and ``num_gpus`` fake GPUs,
+    its processes given ``env``; stopped, all of it, afterwards."""
+    pytest.importorskip('ray', reason='pip install "opencompass_lveval[ray]"')
+    with socket.socket() as probe:
+        probe.bind(('127.0.0.1', 0))
+        port = probe.getsockname()[1]
+    head = subprocess.Popen(
+        [str(Path(sys.executable).with_name('ray')), 'start', '--head', '--block',
+         '--node-ip-address=127.0.0.1', f'--port={port}', f'--num-cpus={num_cpus}',
+         f'--num-gpus={num_gpus}', '--include-dashboard=false', '--disable-usage-stats',
+         '--object-store-memory=100000000'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(('127.0.0.1', port)) == 0:
+                    break
+            time.sleep(0.5)
+        yield f'127.0.0.1:{port}'
+    finally:
+        stop_group(head)
+
+
+def stop_group(head: subprocess.Popen) -> None:
+    """SIGTERM to ``ray start --block`` (it stops what it started), then SIGKILL to its group."""
+    head.send_signal(signal.SIGTERM)
+    try:
+        head.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+
+
+_SHARED: dict[str, str] = {}
+
+
+def shared_ray() -> str:
+    """One ``ray_head()`` for the rest of this process, started at the first call."""
+    if 'address' not in _SHARED:
+        context = ray_head()
+        _SHARED['address'] = context.__enter__()
+        atexit.register(context.__exit__, None, None, None)
+    return _SHARED['address']
+
+
+def node_ids(address: str) -> list[str]:
+    """The ids of the live nodes of the cluster at ``address`` (connects, then disconnects)."""
+    import ray
+
+    ray.init(address=address, logging_level='WARNING', log_to_driver=False)
+    try:
+        return [node['NodeID'] for node in ray.nodes() if node['Alive']]
+    finally:
+        ray.shutdown()
+
+
+def _register_shell_task():
+    from opencompass.registry import TASKS
+    from opencompass.tasks.base import BaseTask
+
+    @TASKS.register_module(force=True)
+    class ShellTask(BaseTask):
+        name_prefix, log_subdir, output_subdir = 'Shell', 'logs/shell', 'shell'
+
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            self.num_gpus = self.model_cfgs[0].get('run_cfg', {}).get('num_gpus', 0)
+
+        def get_command(self, cfg_path, template):
+            shell = self.model_cfgs[0]['shell']
+            return template.format(task_cmd=f'test -f {cfg_path} && ({shell})')
+
+        def run(self):  # pragma: no cover - only its command runs
+            raise NotImplementedError
+
+    return ShellTask
+
+
+ShellTask = _register_shell_task()
+
+
+def shell_task(work: Path, abbr: str, shell: str, num_gpus: int = 0):
+    """The config of one ``ShellTask`` (``Shell[abbr/d]``) writing under ``work``."""
+    from mmengine.config import Config
+
+    model = dict(abbr=abbr, shell=shell, run_cfg=dict(num_gpus=num_gpus))
+    return Config(dict(models=[model], datasets=[[dict(abbr='d')]], work_dir=str(work)))
+
+
+def shell_log(work: Path, abbr: str) -> str:
+    return (work / 'logs' / 'shell' / abbr / 'd.out').read_text()

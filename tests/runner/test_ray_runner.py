@@ -513,3 +513,41 @@ def test_an_attempts_deadline_counts_its_checks(tmp_path, monkeypatch):
     assert outcome['outcome'] == 'deadline'
     assert 1.5 <= outcome['seconds'] < 2.2
     assert json.loads(Path(spec['record']).read_text())['started'] == outcome['started']
+
+
+@pytest.mark.slow
+def test_tasks_keep_off_a_silent_node_on_every_ray_the_package_allows(tmp_path, monkeypatch):
+    """Two worker nodes; the journal of an earlier stage marks one silent, and it is (its raylet
+    stopped): its probe never answers, and both tasks run on the other node. The avoidance pins
+    them there (Ray 2.40, the lowest the package allows, rejects ``label_selector``)."""
+    ray = pytest.importorskip('ray', reason='pip install "opencompass_lveval[ray]"')
+    from ray.cluster_utils import Cluster
+
+    from opencompass_lveval.runner.ray_runner import RayRunner
+
+    small = dict(object_store_memory=80_000_000)
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args=dict(num_cpus=0, num_gpus=0, include_dashboard=False, **small),
+    )
+    silent, other = cluster.add_node(num_cpus=2, **small), cluster.add_node(num_cpus=2, **small)
+    raylet = silent.all_processes['raylet'][0].process
+    try:
+        cluster.wait_for_nodes()
+        monkeypatch.chdir(tmp_path)
+        work = tmp_path / 'run'
+        lost = {'task': 'Shell[x/d]', 'attempt': 1, 'host': 'lvnode9',
+                'node_id': silent.node_id, 'outcome': 'deadline', 'lost': True}  # fmt: skip
+        (work / 'logs').mkdir(parents=True)
+        (work / 'logs' / 'ray_runner.jsonl').write_text(json.dumps(lost) + '\n')
+        os.kill(raylet.pid, signal.SIGSTOP)
+        runner = RayRunner(dict(type='ShellTask'), address=cluster.address, deadline_s=60)
+        with logged() as said:
+            status = runner.launch([shell_task(work, 'a', 'true'), shell_task(work, 'b', 'true')])
+        assert status == [('Shell[a/d]', 0), ('Shell[b/d]', 0)]
+        ran = [r['node_id'] for r in journal(work)[1:]]
+        assert ran == [other.node_id, other.node_id], ray.__version__
+        assert not any('answers again' in line for line in said)
+    finally:
+        os.kill(raylet.pid, signal.SIGCONT)
+        cluster.shutdown()

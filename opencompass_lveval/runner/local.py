@@ -100,7 +100,8 @@ class CheckedLocalRunner(StageOutcomes, LocalRunner):
 
     def __init__(self, task, *args, **settings) -> None:
         super().__init__(task, *args, **settings)
-        self.task_cfg['type'] = quoting(self.task_cfg['type'])
+        if not self.debug:  # debug mode reads the type as a name, and runs no shell for it
+            self.task_cfg['type'] = quoting(self.task_cfg['type'])
 
     def launch(self, tasks: list) -> list:
         stop_for_gpus(tasks, self.task_cfg['type'])

@@ -23,8 +23,6 @@ import socket
 import time
 from pathlib import Path
 
-from opencompass.utils import get_logger
-
 _HELD: dict[str, int] = {}  # resolved lock path -> its open descriptor, for the process's life
 
 
@@ -80,6 +78,8 @@ def hold_run_folder(work_dir: str | os.PathLike) -> None:
                 f'there any more, delete {path}'
             ) from None
     if earlier:
+        from opencompass.utils import get_logger
+
         get_logger().warning(f'{path}: taken over from a driver that ended ({earlier})')
     os.ftruncate(descriptor, 0)
     os.lseek(descriptor, 0, os.SEEK_SET)

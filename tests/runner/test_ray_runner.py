@@ -6,11 +6,9 @@ with a node marked silent (the multi-node behaviour is in test_cluster.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import http.server
 import json
-import logging
 import math
 import os
 import signal
@@ -24,6 +22,7 @@ from pathlib import Path
 import pytest
 from ray_clusters import node_ids, ray_head, shell_log, shell_task
 from rigs import command_lines
+from runs import logged
 
 from opencompass_lveval.files.errors import ClusterSetupError, ModelConfigError
 
@@ -310,23 +309,6 @@ def local_ray():
     """A real Ray cluster of this one machine (two CPUs, two fake GPUs)."""
     with ray_head() as address:
         yield address
-
-
-@contextlib.contextmanager
-def logged():
-    """The messages OpenCompass's logger gives meanwhile (its handlers write to the stream
-    that was stdout when it was made)."""
-    from opencompass.utils import get_logger
-
-    messages = []
-    handler = logging.Handler()
-    handler.emit = lambda record: messages.append(record.getMessage())
-    logger = get_logger()
-    logger.addHandler(handler)
-    try:
-        yield messages
-    finally:
-        logger.removeHandler(handler)
 
 
 def journal(work: Path) -> list[dict]:

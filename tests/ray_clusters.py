@@ -85,6 +85,28 @@ def node_ids(address: str) -> list[str]:
         ray.shutdown()
 
 
+def refused_addresses(timeout_s: float) -> list[tuple[str, str, float]]:
+    """(address, the refusal, seconds it took) for a port nothing listens on, a port that never
+    answers and an HTTP server, each asked by ``connect_ray`` for ``timeout_s``."""
+    from servers import HostileServer, SilentPort, free_port
+
+    from opencompass_lveval.files.errors import ClusterSetupError
+    from opencompass_lveval.runner.ray_runner import connect_ray
+
+    found = []
+    closed = contextlib.nullcontext(f'127.0.0.1:{free_port()}')
+    silent = SilentPort()
+    http = HostileServer(lambda handler, body: handler.send_error(404))
+    for server, address in ((closed, closed.enter_result), (silent, silent.address),
+                            (http, http.url.split('/')[2])):  # fmt: skip
+        with server:
+            start = time.monotonic()
+            with pytest.raises(ClusterSetupError) as refused:
+                connect_ray(address, 'RayRunner', 'address=', timeout_s)
+            found.append((address, str(refused.value), time.monotonic() - start))
+    return found
+
+
 def _register_shell_task():
     from opencompass.registry import TASKS
     from opencompass.tasks.base import BaseTask

@@ -7,24 +7,21 @@ with a node marked silent (the multi-node behaviour is in test_cluster.py)."""
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from ray_clusters import node_ids, ray_head, shell_log, shell_task
+from ray_clusters import node_ids, ray_head, refused_addresses, shell_log, shell_task
 from rigs import command_lines
 from runs import logged
 
-from opencompass_lveval.files.errors import ClusterSetupError, ModelConfigError
+from opencompass_lveval.files.errors import ModelConfigError
 
 
 def test_misspelled_and_impossible_settings_are_refused():
@@ -79,61 +76,6 @@ def test_a_variable_to_pass_that_is_not_set_stops_the_run_naming_it(monkeypatch,
     runner = RayRunner(dict(type='ShellTask'), task_env_from=['LVEVAL_TEST_SECRET'])
     with pytest.raises(SystemExit, match='task_env_from names LVEVAL_TEST_SECRET, not set'):
         runner.launch([shell_task(tmp_path / 'run', 'fine', 'true')])
-
-
-class _Silent:
-    """A port that accepts connections and never says a word."""
-
-    def __enter__(self) -> str:
-        self.socket = socket.socket()
-        self.socket.bind(('127.0.0.1', 0))
-        self.socket.listen(8)
-        return f'127.0.0.1:{self.socket.getsockname()[1]}'
-
-    def __exit__(self, *exc) -> None:
-        self.socket.close()
-
-
-class _Http:
-    """A plain HTTP server, answering everything with HTTP/1."""
-
-    def __enter__(self) -> str:
-        handler = http.server.BaseHTTPRequestHandler
-        handler.log_message = lambda *args: None
-        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f'127.0.0.1:{self.server.server_address[1]}'
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class _Closed:
-    """A port nothing listens on."""
-
-    def __enter__(self) -> str:
-        with socket.socket() as probe:
-            probe.bind(('127.0.0.1', 0))
-            return f'127.0.0.1:{probe.getsockname()[1]}'
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
-def refused_addresses(timeout_s: float) -> list[tuple[str, str, float]]:
-    """(address, the refusal, seconds it took) for a port nothing listens on, a port that
-    never answers and an HTTP server, each asked by ``connect_ray`` for ``timeout_s``."""
-    from opencompass_lveval.runner.ray_runner import connect_ray
-
-    found = []
-    for server in (_Closed(), _Silent(), _Http()):
-        with server as address:
-            start = time.monotonic()
-            with pytest.raises(ClusterSetupError) as refused:
-                connect_ray(address, 'RayRunner', 'address=', timeout_s)
-            found.append((address, str(refused.value), time.monotonic() - start))
-    return found
 
 
 def test_an_address_where_no_ray_head_answers_is_refused_within_the_limit():

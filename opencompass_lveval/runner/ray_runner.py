@@ -55,6 +55,7 @@ from .quoting import quoting
 from .ray_cluster import NodeWatch, describe, positive_finite, unmet
 from .refusals import refuse, refuse_gpu_request
 from .run_lock import hold_for
+from .stops import counted
 
 # After an attempt's deadline the driver waits this long for the node's own answer before it
 # gives the attempt up: the node stops the task at the deadline by its clock, so the next
@@ -198,8 +199,8 @@ class _RayLauncher(BaseRunner):
                 with open(log, 'a', encoding='utf-8') as stream:
                     stream.write(f'{line}\n')
             raise SystemExit(
-                f'{line}\nThe run stopped: {len(left)} tasks of this stage did not run, each '
-                'log saying so.'
+                f'{line}\nThe run stopped: {counted(len(left), "task")} of this stage did not '
+                'run, each log saying so.'
             ) from None
 
     def _built(self, tasks: list[dict]) -> list[Any]:

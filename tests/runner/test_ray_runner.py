@@ -64,7 +64,7 @@ def test_no_cluster_address_stops_the_run_saying_how_to_give_one(monkeypatch, tm
     runner = RayRunner(dict(type='ShellTask'))
     with pytest.raises(SystemExit, match='export RAY_ADDRESS=HEAD:6379') as stop:
         runner.launch([shell_task(tmp_path / 'run', 'fine', 'true')])
-    assert 'The run stopped: 1 tasks of this stage did not run' in str(stop.value)
+    assert 'The run stopped: 1 task of this stage did not run' in str(stop.value)
     assert shell_log(tmp_path / 'run', 'fine').startswith('ClusterSetupError: RayRunner needs')
 
 

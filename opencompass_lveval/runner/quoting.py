@@ -42,7 +42,10 @@ def quoting(task_type: Any) -> type:
     if getattr(base, 'quotes_its_paths', False):
         return base
     if base not in _QUOTING:
-        script = inspect.getfile(base)
+        try:
+            script = inspect.getfile(base)
+        except (OSError, TypeError):  # a class made in ``python -c``: no script of its own
+            script = sys.executable
 
         def get_command(self, cfg_path: str, template: str) -> str:
             command = super(quoted, self).get_command(shlex.quote(cfg_path), template)

@@ -55,7 +55,6 @@ from .quoting import quoting
 from .ray_cluster import NodeWatch, describe, positive_finite, unmet
 from .refusals import refuse, refuse_gpu_request
 from .run_lock import hold_for
-from .stops import counted
 
 # After an attempt's deadline the driver waits this long for the node's own answer before it
 # gives the attempt up: the node stops the task at the deadline by its clock, so the next
@@ -198,9 +197,10 @@ class _RayLauncher(BaseRunner):
                 log.parent.mkdir(parents=True, exist_ok=True)
                 with open(log, 'a', encoding='utf-8') as stream:
                     stream.write(f'{line}\n')
+            tasks_left = f'{len(left)} task{"s" * (len(left) != 1)}'
             raise SystemExit(
-                f'{line}\nThe run stopped: {counted(len(left), "task")} of this stage did not '
-                'run, each log saying so.'
+                f'{line}\nThe run stopped: {tasks_left} of this stage did not run, each log '
+                'saying so.'
             ) from None
 
     def _built(self, tasks: list[dict]) -> list[Any]:

@@ -22,7 +22,6 @@ from rigs import (
     HEAD,
     RIG,
     SLURM_NOT_WANTED,
-    command_lines,
     rig,
     skip_unless_possible,
     slurm_wanted,
@@ -244,8 +243,18 @@ def test_ray_hands_each_task_its_own_gpu(cluster, demo):
 
 def task_processes(folder: Path) -> list[str]:
     """Command lines of the processes (on any node: this machine sees every process table) that
-    run a task of a config in ``folder``/tmp."""
-    return [line for line in command_lines() if str(folder / 'tmp') in line]
+    run a task of a config in ``folder``/tmp: named there, or relative to ``folder`` where the
+    process runs (RayRunner's commands name ``tmp/..._params.py`` and run in the run folder)."""
+    found = []
+    for proc in Path('/proc').glob('[0-9]*'):
+        try:
+            line = (proc / 'cmdline').read_bytes().replace(b'\0', b' ').decode()
+            where = os.readlink(proc / 'cwd')
+        except OSError:
+            continue
+        if '_params.py' in line and (str(folder / 'tmp') in line or where == str(folder)):
+            found.append(line)
+    return found
 
 
 def test_ctrl_c_leaves_nothing_running(cluster, demo):

@@ -1204,12 +1204,19 @@ def probe_ray(tree: Path, env: dict | None = None) -> str:
              '--include-dashboard=false', '--disable-usage-stats',
              '--object-store-memory=100000000'],
             env={**os.environ, 'PYTHONPATH': str(tree), **(env or {})}, start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=stop_with_parent,
         )  # fmt: skip
         atexit.register(_stop_group, head)
         _RAY_HEADS[key] = f'127.0.0.1:{port}'
         time.sleep(8)  # the head and its raylet start
     return _RAY_HEADS[key]
+
+
+def stop_with_parent() -> None:
+    """In ``ray start --block``: SIGTERM (it stops what it started) when the probe dies."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _stop_group(head: subprocess.Popen) -> None:

@@ -38,7 +38,7 @@ def ray_head(num_cpus: int = 2, num_gpus: int = 2, env: dict | None = None) -> I
          f'--num-gpus={num_gpus}', '--include-dashboard=false', '--disable-usage-stats',
          '--object-store-memory=100000000'],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **(env or {})}, preexec_fn=stop_with_parent,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
@@ -50,6 +50,14 @@ def ray_head(num_cpus: int = 2, num_gpus: int = 2, env: dict | None = None) -> I
         yield f'127.0.0.1:{port}'
     finally:
         stop_group(head)
+
+
+def stop_with_parent() -> None:
+    """In ``ray start --block``, before it runs: SIGTERM (it then stops what it started) when
+    the test process dies without stopping it (killed, or ended before its atexit)."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def stop_group(head: subprocess.Popen) -> None:

@@ -280,7 +280,8 @@ def test_ctrl_c_leaves_nothing_running(cluster, demo):
         start_new_session=True,
     )  # fmt: skip
     wait_for(lambda: ray_attempt_on(demo / 'ctrl_c', COMPUTE), 180, 'a task started')
-    assert task_processes(demo), 'the started task is not found among the processes'
+    # the attempt's record is written before its node check, the task's process after it
+    wait_for(lambda: task_processes(demo), 60, 'the started task among the processes')
     os.killpg(process.pid, signal.SIGINT)
     process.wait(timeout=60)
     wait_for(lambda: not task_processes(demo), 30, 'every task process gone')

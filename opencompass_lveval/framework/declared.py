@@ -228,29 +228,50 @@ def _is_percent(value) -> bool:
 
 
 def dataset_config(
-    dataset: dict, reader_cfg: dict, prompt, cut: Optional[str], max_out_len: int, evaluator: dict
+    dataset: dict,
+    reader_cfg: dict,
+    prompt,
+    cut: Optional[str],
+    max_out_len: int,
+    evaluator: dict,
+    *,
+    messages: Optional[str] = None,
+    answer_call=None,
 ) -> dict:
     """One OpenCompass dataset config as every benchmark here runs it: ``dataset`` (its class
     and arguments), the prompt (a string, one user turn; or OpenCompass's template) in a
     ``LongContextPromptTemplate`` whose middle cut may shorten field ``cut`` only, zero-shot,
     generation up to ``max_out_len`` tokens, scored by ``evaluator`` on the model's reply. Classes
-    are named by import path, which OpenCompass resolves and dumps as an imported class."""
+    are named by import path, which OpenCompass resolves and dumps as an imported class.
+
+    ``messages``: the field holding the prompt as chat messages instead (``prompt`` unused;
+    ``cut='turns'`` lets a cut drop whole early turns). ``answer_call``: an
+    ``answer_call.AnswerCall``, the second call of a two-call answer (``TwoCallInferencer``)."""
     template = (
         dict(round=[dict(role='HUMAN', prompt=prompt)]) if isinstance(prompt, str) else prompt
     )
+    inferencer = dict(
+        type='opencompass.openicl.icl_inferencer.GenInferencer', max_out_len=max_out_len
+    )
+    if answer_call is not None:
+        inferencer.update(
+            type='opencompass_lveval.framework.two_calls.TwoCallInferencer',
+            answer_call=answer_call.config(),
+        )
+    prompt_template = dict(
+        type='opencompass_lveval.prompts.prompt_template.LongContextPromptTemplate',
+        template=template,
+        cut=cut,
+    )
+    if messages is not None:
+        prompt_template.update(template=f'{{{messages}}}', messages=messages)
     return dict(
         **dataset,
         reader_cfg=reader_cfg,
         infer_cfg=dict(
-            prompt_template=dict(
-                type='opencompass_lveval.prompts.prompt_template.LongContextPromptTemplate',
-                template=template,
-                cut=cut,
-            ),
+            prompt_template=prompt_template,
             retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
-            inferencer=dict(
-                type='opencompass.openicl.icl_inferencer.GenInferencer', max_out_len=max_out_len
-            ),
+            inferencer=inferencer,
         ),
         eval_cfg=dict(evaluator=evaluator, pred_role='BOT'),
     )

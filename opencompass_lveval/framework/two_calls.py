@@ -1,4 +1,4 @@
-"""``TwoCallInferencer``: OpenCompass's generation with a two-call answer (``answer_call.py``)."""
+"""``TwoCallGenInferencer``: OpenCompass's generation with a two-call answer (``answer_call.py``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .answer_call import ANSWER_BODY, ANSWER_PROMPT, FIRST_REPLY, AnswerCall, me
 
 
 @ICL_INFERENCERS.register_module()
-class TwoCallInferencer(GenInferencer):
+class TwoCallGenInferencer(GenInferencer):
     """``GenInferencer`` whose answer takes two calls (``answer_call``: an ``AnswerCall`` as a
     dict); see the module. Resumes (``-r``) from its temporary file as ``GenInferencer`` does."""
 

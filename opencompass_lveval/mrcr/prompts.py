@@ -150,3 +150,39 @@ def v2_messages(queries: str) -> list[dict]:
     if queries.startswith(_JSON_START):
         return chat_messages(queries)
     return [{'role': 'user', 'content': queries}]
+
+
+_BODY_START = '======== EXAMPLE 3 ========\n\n'  # ends a text-style few-shot prefix
+_TURN_START = 'User: '
+_LAST_QUESTION = 'User: Prepend '
+
+
+def text_turns(queries: str, question: str = '') -> list[list[int]]:
+    """The turns of a text-style transcript as ``[start, end, number]`` spans of ``queries``
+    (``prompts/messages.py``): each ``User: ...\n\nAssistant: ...\n\n`` piece after the
+    few-shot prefix and before the final question (``question``, the row's ``view_ops``, where
+    given; else the last ``User: Prepend``)."""
+    marker = queries.find(_BODY_START)
+    start = marker + len(_BODY_START) if marker >= 0 else 0
+    end = (
+        len(queries) - len(question)
+        if question and queries.endswith(question)
+        else queries.rfind(_LAST_QUESTION)
+    )
+    if end <= start:
+        return []
+    starts = [
+        at
+        for at in _occurrences(queries, _TURN_START, start, end)
+        if at == start or queries[at - 2 : at] == '\n\n'
+    ]
+    bounds = starts + [end]
+    return [[bounds[n], bounds[n + 1], n] for n in range(len(starts))]
+
+
+def _occurrences(text: str, piece: str, start: int, end: int) -> list[int]:
+    found, at = [], text.find(piece, start, end)
+    while at >= 0:
+        found.append(at)
+        at = text.find(piece, at + 1, end)
+    return found

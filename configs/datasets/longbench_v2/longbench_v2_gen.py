@@ -5,7 +5,7 @@
 # pred.py does and drops records whose reply is empty (result.py's numbers); `rag=N` is pred.py's
 # --rag N (default 8; needs records carrying retrieved_context). Each config: LongBenchV2Dataset,
 # LongContextPromptTemplate (a middle cut shortens the document only), GenInferencer or
-# TwoCallInferencer, LongBenchV2Evaluator (the benchmark's `cell_config`,
+# TwoCallGenInferencer, LongBenchV2Evaluator (the benchmark's `cell_config`,
 # longbench_v2/benchmark.py).
 longbench_v2_datasets = (
     __import__('opencompass_lveval.framework.benchmarks', fromlist=['named'])

@@ -6,9 +6,9 @@ is made), its answer length, and the function's options. LongBench v2's chain of
 for the reasoning with the document, then for the answer without it, the reasoning quoted; an
 empty first reply makes no second call.
 
-``TwoCallGenInferencer`` (``two_calls.py``) runs it in OpenCompass for any model (HF, vLLM, API: each call is the
-model's ordinary ``generate``, so each call is fed, cut and counted as that model feeds, cuts
-and counts any prompt). Per batch: the first prompts, then the second prompts built from the
+``TwoCallGenInferencer`` (``two_calls.py``) runs it in OpenCompass for any model (HF, vLLM, API:
+each call is the model's ordinary ``generate``, so each call is fed, cut and counted as that model
+feeds, cuts and counts any prompt). Per batch: the first prompts, then the second prompts built from the
 replies. The prediction is the second reply (``''`` where none was asked); the prediction file
 keeps beside it ``first_reply``, ``answer_prompt`` (the second call's prompt as the model took
 it; ``None`` where none was asked) and, for an API model, ``answer_body`` (the request sent).
@@ -37,11 +37,12 @@ class AnswerCall:
     ``function(record, first_reply, **options)``) gives its prompt or None; ``max_out_len`` its
     answer length, in the model's tokens."""
 
-    prompt: str
-    max_out_len: int
-    options: Mapping[str, Any] = field(default_factory=dict)
+    prompt: str  # 'package.module:function' giving the second call's prompt, or None for none
+    max_out_len: int  # the second call's answer length, in the model's tokens
+    options: Mapping[str, Any] = field(default_factory=dict)  # keywords the function also takes
 
     def function(self) -> Callable[..., Any]:
+        """The function ``prompt`` names, imported."""
         module, _, name = self.prompt.partition(':')
         try:
             return getattr(importlib.import_module(module), name)

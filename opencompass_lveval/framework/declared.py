@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
+from .answer_call import AnswerCall
 from .benchmarks import mark_synthetic
 from .grid import GridBenchmark
 
@@ -31,7 +32,15 @@ class DeclaredBenchmark(GridBenchmark):
     input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
     answer_field: str = 'answer'  # the record's answer: OpenCompass's reference
     prompt: str = '{context}\n\n{input}'  # one user turn, the input fields filled in
-    cut: Optional[str] = 'context'  # the field a middle cut may shorten
+    cut: Optional[str] = 'context'  # the field a middle cut may shorten; 'turns' (messages)
+    # a field holding the whole prompt as chat messages (``prompts/messages.py``): a list or the
+    # text of a JSON array of role and content, the user's last; ``prompt`` is then unused, and
+    # ``cut = 'turns'`` lets a cut drop its earliest exchanges whole (None: its last message's
+    # middle)
+    messages_field: Optional[str] = None
+    # a second model call that sees the first reply (``answer_call.AnswerCall``: its prompt
+    # from the record and that reply, its answer length); the reply scored is the second's
+    answer_call: Optional[AnswerCall] = None
     max_out_len: int = 32  # generation length, in the model's tokens
     depth_bins = None  # its depth maps' rows: the distinct positions of its data (``grid.py``)
 
@@ -100,7 +109,29 @@ class DeclaredBenchmark(GridBenchmark):
                     f'{where}.score_record gives the headline only, but metrics has '
                     f'{len(self.metrics)}: define score_reply(reply, record) returning each'
                 )
-        return problems or self._data_file_problems(where)
+        return problems or self._prompt_problems(where) or self._data_file_problems(where)
+
+    def _prompt_problems(self, where: str) -> list[str]:
+        from ..prompts.messages import TURNS
+        from .answer_call import AnswerCall
+
+        problems = []
+        if self.messages_field is not None and self.messages_field not in self.input_fields:
+            problems.append(
+                f'{where}.messages_field {self.messages_field!r} is not among its input_fields '
+                f'{self.input_fields}: list it there (the prompt is that field)'
+            )
+        if self.cut == TURNS and self.messages_field is None:
+            problems.append(
+                f"{where}.cut is '{TURNS}' without a messages_field: only chat messages have "
+                'turns; name the field holding them, or cut a field of the prompt'
+            )
+        if self.answer_call is not None and not isinstance(self.answer_call, AnswerCall):
+            problems.append(
+                f'{where}.answer_call must be an AnswerCall(prompt=..., max_out_len=...), not '
+                f'{self.answer_call!r}'
+            )
+        return problems
 
     def _data_file_problems(self, where: str) -> list[str]:
         try:
@@ -217,6 +248,8 @@ class DeclaredBenchmark(GridBenchmark):
             self.cut,
             self.max_out_len,
             dict(type=f'{here}.DeclaredEvaluator', benchmark=self.name),
+            messages=self.messages_field,
+            answer_call=self.answer_call,
         )
 
     def demo_datasets(self, path: str) -> list[dict]:

@@ -48,14 +48,14 @@ class InputSettings:
 
     ``window``: the model window (``max_seq_len`` in a config); ``inputs``: 'exact' or 'official';
     ``official``: whose prediction code official inputs follow (``official.py``: 'lveval', the
-    default, 'adaleval', 'longbench_v2', 'mrcr'); ``chat``: frame the prompt as a chat (False: a base model, the tokenizer's special tokens
-    only); ``conversation``: an official format name (``formats.FORMATS``) or format object, None
-    for the tokenizer's chat template; ``max_length``: the official budget (LV-Eval's
-    ``--model-max-length``, default the window in thousands less 500; LongBench v2's
-    ``model2maxlen``, no default); ``chat_template_kwargs``: passed to
-    ``apply_chat_template``; ``tokenizer_path``/``tokenizer_kwargs``/``trust_remote_code``: how
-    the tokenizer loads (``path`` unless ``tokenizer_path`` is given). ``path`` also names the
-    model in messages.
+    default, 'adaleval', 'longbench_v2', 'mrcr'); ``chat``: frame the prompt as a chat (False: a
+    base model, the tokenizer's special tokens only); ``conversation``: an official format name
+    (``formats.FORMATS``) or format object, None for the tokenizer's chat template;
+    ``max_length``: the official budget (LV-Eval's ``--model-max-length``, default the window in
+    thousands less 500; LongBench v2's ``model2maxlen``, no default); ``chat_template_kwargs``:
+    passed to ``apply_chat_template``; ``tokenizer_path``/``tokenizer_kwargs``/
+    ``trust_remote_code``: how the tokenizer loads (``path`` unless ``tokenizer_path`` is given).
+    ``path`` also names the model in messages.
     """
 
     window: int

@@ -32,17 +32,6 @@ TEMPLATES = {
 
 
 @pytest.fixture(scope='module')
-def records() -> dict:
-    return {record['_id']: record for record in json.loads((GOLDEN / 'data.json').read_text())}
-
-
-@pytest.fixture(scope='module')
-def replies() -> dict:
-    found = json.loads((GOLDEN / 'responses.json').read_text())['records']
-    return {record['_id']: record['responses'] for record in found}
-
-
-@pytest.fixture(scope='module')
 def tokenizer():
     from transformers import AutoTokenizer
 

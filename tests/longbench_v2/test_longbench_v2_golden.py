@@ -27,17 +27,6 @@ SHORT_CONTEXT = 10_000
 
 
 @pytest.fixture(scope='module')
-def records() -> dict:
-    return {record['_id']: record for record in json.loads((GOLDEN / 'data.json').read_text())}
-
-
-@pytest.fixture(scope='module')
-def replies() -> dict:
-    found = json.loads((GOLDEN / 'responses.json').read_text())['records']
-    return {record['_id']: record['responses'] for record in found}
-
-
-@pytest.fixture(scope='module')
 def golden_requests() -> dict:
     return {
         model: [json.loads(line) for line in (GOLDEN / f'requests_{model}.jsonl').open()]

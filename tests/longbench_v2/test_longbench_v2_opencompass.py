@@ -11,56 +11,16 @@ from pathlib import Path
 
 import pytest
 from parity_data import DATA
+from runs import load_config, run_opencompass
 from servers import ChatServer
 
 from opencompass_lveval.framework.benchmarks import named
 from opencompass_lveval.longbench_v2.benchmark import kept_details
-from opencompass_lveval.testing.conformance import opencompass_run
 
 GOLDEN = DATA / 'golden' / 'longbench_v2'
 TOKENIZER = DATA / 'reference' / 'tokenizers' / 'llama2_sp'
 MODELS = {'llama2_sp-2k': 2000, 'llama2_sp-8k': 8000}
 SERVED = 'realtok/llama2_sp'
-CONFIG = """\
-from opencompass.partitioners import NaivePartitioner
-from opencompass.tasks import OpenICLEvalTask
-
-from opencompass_lveval.models.api import LongContextAPI
-from opencompass_lveval.runner.infer_task import LongContextInferTask
-from opencompass_lveval.runner.local import CheckedLocalRunner
-from opencompass_lveval.runner.prelaunch import CheckedPartitioner
-
-_benchmark = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named(
-    'longbench_v2'
-)
-datasets = _benchmark.configs({golden!r}, mode='official', rag=8)
-models = [
-    dict(
-        type=LongContextAPI,
-        abbr=name,
-        path={served!r},
-        tokenizer_path={tokenizer!r},
-        url={url!r},
-        inputs='official',
-        official='longbench_v2',
-        max_length=budget,
-        max_seq_len=16384,
-        batch_size=64,
-        concurrency=4,
-        run_cfg=dict(num_gpus=0),
-    )
-    for name, budget in {models!r}.items()
-]
-infer = dict(
-    partitioner=dict(type=CheckedPartitioner, num_worker=1),
-    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=LongContextInferTask)),
-)
-eval = dict(
-    partitioner=dict(type=NaivePartitioner, n=len(datasets)),
-    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
-)
-del _benchmark
-"""
 
 
 def golden_requests() -> dict[str, list[dict]]:
@@ -94,19 +54,30 @@ def golden_server() -> ChatServer:
 def golden_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp('longbench_v2_golden_run')
     server = golden_server()
-    try:
-        config = folder / 'golden.py'
-        config.write_text(
-            CONFIG.format(
-                golden=str(GOLDEN),
-                served=SERVED,
-                tokenizer=str(TOKENIZER),
-                url=server.url,
-                models=MODELS,
-            )
+    cfg = load_config('eval_demo.py')  # its runners; the datasets and models here
+    cfg.datasets = named('longbench_v2').configs(str(GOLDEN), mode='official', rag=8)
+    cfg.models = [
+        dict(
+            type='opencompass_lveval.models.api.LongContextAPI',
+            abbr=name,
+            path=SERVED,
+            tokenizer_path=str(TOKENIZER),
+            url=server.url,
+            inputs='official',
+            official='longbench_v2',
+            max_length=budget,
+            max_seq_len=16384,
+            batch_size=64,
+            concurrency=4,
+            run_cfg=dict(num_gpus=0),
         )
-        done = opencompass_run(config, folder, timeout=900)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        for name, budget in MODELS.items()
+    ]
+    cfg.summarizer = dict(cfg.summarizer, **named('longbench_v2').summary_config(cfg.datasets))
+    config = folder / 'golden.py'
+    cfg.dump(str(config))
+    try:
+        run_opencompass(config, folder)
     finally:
         server.stop()
     (run,) = [path for path in (folder / 'out').iterdir() if path.is_dir()]

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
+from ..report.rounding import counted
 from .answer_call import AnswerCall
 from .benchmarks import mark_synthetic
 from .grid import GridBenchmark
@@ -228,7 +229,8 @@ class DeclaredBenchmark(GridBenchmark):
                     stream.writelines(json.dumps(r, ensure_ascii=False) + '\n' for r in records)
         mark_synthetic(folder)
         cells = len(self.tasks) * len(self.demo_sizes or self.sizes)
-        return f'wrote {cells} {self.title} files ({self.demo_count} records each) to {folder}'
+        each = counted(self.demo_count, 'record')
+        return f'wrote {cells} {self.title} files ({each} each) to {folder}'
 
     # OpenCompass configs -------------------------------------------------------------------------
 

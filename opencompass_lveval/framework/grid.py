@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import difflib
 import re
 from abc import abstractmethod
 from collections.abc import Iterator
@@ -286,21 +287,63 @@ class GridBenchmark(GridTables):
         """Its OpenCompass dataset configs reading ``path``, at ``sizes`` (any size; default
         each task's standard ones) of ``tasks`` (default all)."""
         path = path or self.default_data_dir()
+        tasks = self._known_tasks(tasks, 'configs') if tasks else self.tasks
+        sizes = self._known_levels(sizes, 'configs') if sizes else None
         return [
             self.cell_config(task, size, path, **options)
-            for task in tasks or self.tasks
+            for task in tasks
             for size in sizes or self.sizes_of(task)
         ]
+
+    def _known_tasks(self, tasks, where: str) -> list[str]:
+        """``tasks`` (one name or several), each one of its own, or an error naming the unknown
+        one, the closest known name and all of them: a misspelled task would add nothing."""
+        tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+        for task in tasks:
+            if task not in self.tasks:
+                close = difflib.get_close_matches(str(task), self.tasks, n=1)
+                guess = f'did you mean {close[0]!r}? ' if close else ''
+                raise ValueError(
+                    f'{self.name}.{where}: no task {task!r}; {guess}its tasks: '
+                    f'{", ".join(self.tasks)}'
+                )
+        return tasks
+
+    def _known_levels(self, sizes, where: str) -> list[str]:
+        """``sizes`` (one name or several), each a level of its form (``is_level``), or an error
+        naming the one that is not and the form."""
+        sizes = [sizes] if isinstance(sizes, str) else list(sizes)
+        sized = all(is_size(level) for level in self.levels())
+        form = '; a size is a whole number of thousands or millions, like 512k or 1m' * sized
+        for size in sizes:
+            if not self.is_level(size):
+                raise ValueError(
+                    f'{self.name}.{where}: {size!r} is no level of its form (its levels: '
+                    f'{", ".join(self.levels())}){form}'
+                )
+        if not sizes:
+            raise ValueError(f'{self.name}.{where}: give at least one level, e.g. 512k')
+        return sizes
 
     def at_sizes(self, configs: list, sizes, tasks=None) -> list:
         """Copies of its dataset configs at other sizes (data made with the builders: ``512k``,
         any size): one per task (all, or ``tasks``) and size, from the task's first plain config,
-        so whatever a config changed (``limit``, the extraction mode) is kept."""
+        so whatever a config changed (``limit``, the extraction mode) is kept. A task or size
+        that matches nothing is an error naming the known ones, never an empty list."""
+        sizes = self._known_levels(sizes, 'at_sizes')
+        tasks = self._known_tasks(tasks, 'at_sizes') if tasks is not None else None
         first: dict[str, dict] = {}
         for config in configs:
-            cell = self.split_abbr(config['abbr'])
+            cell = self.split_abbr(config.get('abbr', ''))
             if cell and (tasks is None or cell[0] in tasks):
                 first.setdefault(cell[0], config)
+        lacking = [task for task in tasks or () if task not in first]
+        if lacking or not first:
+            raise ValueError(
+                f'{self.name}.at_sizes: the {len(configs)} configs given hold no plain config of '
+                f'{", ".join(lacking) or "any of its tasks"} to copy; give its dataset configs '
+                f"(named('{self.name}').configs(...), or the shipped ones)"
+            )
         copies = []
         for task, config in first.items():
             for size in sizes:

@@ -43,12 +43,14 @@ class LineStyle(NamedTuple):
 
 def line_styles(rows: list[Row]) -> list[LineStyle]:
     """A style per plotted row, in the rows' order: the next colour, the kind's dash (its next
-    one each time the colours come round), faded for synthetic rows."""
+    one each time the colours come round), faded for synthetic rows beside others (with nothing
+    else on the plot, as on a demo's board, faded lines would look like an empty plot)."""
+    alone = all(row.kind == SYNTHETIC for row in rows)
     return [
         LineStyle(
             PALETTE[number % len(PALETTE)],
             DASHES[row.kind][number // len(PALETTE) % len(DASHES[row.kind])],
-            OPACITY.get(row.kind, 1.0),
+            1.0 if alone else OPACITY.get(row.kind, 1.0),
         )
         for number, row in enumerate(rows)
     ]
@@ -63,6 +65,11 @@ def plot_key(kinds: set[str]) -> str:
         'others: rows measured on synthetic data, which test the pipeline, not a model, and '
         'are no score to read against the others',
     }
+    if kinds == {SYNTHETIC}:
+        said[SYNTHETIC] = (
+            'dotted lines marked "synthetic data" on the line: rows measured on synthetic data, '
+            'which test the pipeline, not a model'
+        )
     parts = [said[kind] for kind in (MEASURED, PUBLISHED, SYNTHETIC) if kind in kinds]
     return 'On the plot, ' + '; '.join(parts) + '. Each line has its own colour.'
 
@@ -289,6 +296,12 @@ def _plot_line(frame: _Frame, number: int, line, plotted: int, style: LineStyle)
             f'<text class="synthetic-mark" x="{x(first[0]) + 4:.1f}" y="{y(first[1]) - 5:.1f}" '
             f'font-size="10" fill="{style.color}">synthetic data</text>'
         )
+    parts += [  # a dot at each point: a dotted line alone still shows where its values are
+        f'<circle class="point" cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{style.color}"'
+        + (f' opacity="{style.opacity}"/>' if style.opacity != 1.0 else '/>')
+        for i, v in enumerate(line.values[:plotted])
+        if v is not None
+    ]
     for i, bounds in enumerate((line.intervals or [])[:plotted]):
         if bounds is not None and line.values[i] is not None:
             parts.append(

@@ -18,6 +18,7 @@ from ..framework.benchmarks import Cell, LengthUnit, argument, mark_synthetic
 from ..framework.declared import dataset_config
 from ..framework.grid import GridBenchmark
 from ..prompts.text import length
+from ..report.rounding import counted
 from ..report.tables import PUBLISHED
 from . import report as tables
 from .commands import SCORER
@@ -95,7 +96,7 @@ class LVEval(GridBenchmark):
         lines = [f'{"LV-Eval subset":<{width}}  records/expected  status']
         for found in reports:
             ok = 'ok' if found.official else 'ok (non-official level)'
-            ok = f'ok (synthetic, {found.records} records)' if found.synthetic else ok
+            ok = f'ok (synthetic, {counted(found.records, "record")})' if found.synthetic else ok
             expected = found.expected if found.official else '-'
             lines.append(
                 f'{found.subset:<{width}}  {found.records:>7}/{expected:<8}  '
@@ -127,7 +128,7 @@ class LVEval(GridBenchmark):
         paths = write_synthetic(out_dir, count=count, scale=scale, seed=seed)
         mark_synthetic(out_dir)
         return (
-            f'wrote {len(paths)} LV-Eval subsets ({count} records each, lengths / {scale}) '
+            f'wrote {len(paths)} LV-Eval subsets ({counted(count, "record")} each, lengths / {scale}) '
             f'to {out_dir}'
         )
 

@@ -28,6 +28,8 @@ class ServedVLLM(LongContextVLLM):
     """``LongContextVLLM``'s inputs, answered from ``reply_store`` (``served_identity``: the
     model's ``plan.model_identity``, which the runner computed when it planned)."""
 
+    engine_modules = ()  # answers from the store: no engine loads
+
     def __init__(
         self, path: str, max_seq_len: int, reply_store: str, served_identity: str, **kwargs
     ) -> None:

@@ -128,6 +128,9 @@ def test_tables_match_the_per_sample_results(tmp_path):
         'averages over datasets resample within each dataset.\n'
     )
     assert re.search(r'\| \d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] \|', markdown)
+    plots = sorted(path.name for path in written if path.suffix == '.png')
+    linked = re.findall(r'^!\[[^]]*\]\(([^)]+)\)$', markdown, re.M)  # every plot, beside it
+    assert sorted(linked) == plots and all((run / 'summary' / name).is_file() for name in linked)
 
 
 def percent_scores(results):
@@ -257,6 +260,17 @@ def test_an_average_is_not_rounded_before_it_is_shown():
     assert shown(mean(pair)) == '44.37'
     assert mean([0.5, 0.0, 0.0, 0.0]) == 0.125 and mean([1 / 3, 1 / 3, 1 / 3]) == 1 / 3
     assert mean([1.0, None]) is None and mean([]) is None
+
+
+def test_lines_on_the_same_values_stay_apart():
+    """Two baselines at 0 (TSort): each line its own marker and dash, each later one narrower
+    with smaller marks, so the first shows around the second."""
+    from opencompass_lveval.report.plots import line_look
+
+    looks = [line_look(number) for number in range(4)]
+    assert len({(look['marker'], look['linestyle']) for look in looks}) == 4
+    widths = [(look['linewidth'], look['markersize']) for look in looks]
+    assert widths == sorted(widths, reverse=True) and widths[0] > widths[1]
 
 
 def test_a_line_at_zero_is_drawn_above_the_axis():

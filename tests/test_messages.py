@@ -161,6 +161,21 @@ def test_official_paths_of_a_server_send_messages_whole_or_refuse(tokenizer):
     assert large.build(messages, 32).ids == tokenizer.encode(text, add_special_tokens=False)
 
 
+def test_the_mrcr_path_sends_what_openai_s_card_sends(tokenizer):
+    """openai/mrcr's card calls ``chat.completions.create(model=..., messages=...)``: the body is
+    those two keys, the messages as they are, no sampling sent; a served model's (its own
+    tokenizer) and a closed API's (a tiktoken encoding) alike."""
+    from opencompass_lveval.models.api_inputs import TiktokenTokenizer
+
+    messages = conversation(3)
+    settings = InputSettings(window=4000, path='m', inputs='official', official='mrcr')
+    for counting in (tokenizer, TiktokenTokenizer('cl100k_base')):
+        builder = ApiInputBuilder(settings, counting, model_id='gpt-4.1')
+        request = builder.request(messages, 32, sampling={'temperature': 0.7})
+        assert json.dumps(request.body) == json.dumps({'model': 'gpt-4.1', 'messages': messages})
+        assert not request.truncated
+
+
 def test_a_conversation_needs_the_chat_template():
     from opencompass_lveval.testing import train_tokenizer
 

@@ -73,14 +73,10 @@ OFFICIAL_PATHS = {
             body_keys=('messages', 'model', 'max_tokens', 'temperature'),
             max_length_needed=True,
         ),
-        # MRCR (openai/mrcr's card, eval_hub's mrcr_v2): the messages sent as they are, no cut.
-        OfficialPath(
-            'mrcr',
-            'none',
-            chat_template=True,
-            send_sampling=True,
-            body_keys=('model', 'messages', 'max_tokens', 'temperature'),
-        ),
+        # MRCR (openai/mrcr's card): the messages sent as they are, no cut; the card's call
+        # names the model and the messages only, so max_tokens and temperature are the API's
+        # defaults. (eval_hub's mrcr_v2 calls Gemini through google-genai at temperature 1.0.)
+        OfficialPath('mrcr', 'none', chat_template=True, send_sampling=False),
     )
 }
 DEFAULT_PATH = 'lveval'  # in-process models in official mode, unless a config names another

@@ -2,7 +2,8 @@
 # data/mrcr/openai, download.sh's MRCR v2 files in data/mrcr/v2; docs/mrcr.md says how to get them
 # offline). Each prompt is a conversation, cut by whole early turns where it overflows the
 # window; each version graded by its own grader; the report adds GDM's cells (MRCR v2, 8 needles,
-# upto_128K and at_1M: add the `1m` level where your model's window holds it). Edit `models`.
+# upto_128K and at_1M: add the `1m` level where your model's window holds it). Edit `models`
+# (models/mrcr_api.py: gpt-4.1 as openai/mrcr's card calls it).
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask

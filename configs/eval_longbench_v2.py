@@ -6,16 +6,12 @@
 # Short, Medium, Long) per model and setting. For this package's own cut and fill, use
 # `configs()` (mode='default') and any model here (LongContextVLLM, LongContextHF, API).
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner
-from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.report.summarizer import LongContextSummarizer
-from opencompass_lveval.runner.infer_task import LongContextInferTask
-from opencompass_lveval.runner.local import CheckedLocalRunner
-from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 
 with read_base():
     from .models.longbench_v2_api import longbench_v2_api_models
+    from .runners.local import eval, infer
 
 _benchmark = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named(
     'longbench_v2'
@@ -24,12 +20,4 @@ datasets = _benchmark.configs(mode='official')
 models = [m for m in longbench_v2_api_models if m['abbr'] == 'Llama-3.1-8B-Instruct-longbench-v2']
 summarizer = dict(type=LongContextSummarizer, **_benchmark.summary_config(datasets))
 work_dir = 'outputs/longbench_v2'
-infer = dict(
-    partitioner=dict(type=CheckedPartitioner, num_worker=1),
-    runner=dict(type=CheckedLocalRunner, max_num_workers=1, task=dict(type=LongContextInferTask)),
-)
-eval = dict(
-    partitioner=dict(type=NaivePartitioner, n=len(datasets)),
-    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
-)
 del _benchmark

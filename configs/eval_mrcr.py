@@ -5,29 +5,17 @@
 # upto_128K and at_1M: add the `1m` level where your model's window holds it). Edit `models`
 # (models/mrcr_api.py: gpt-4.1 as openai/mrcr's card calls it).
 from mmengine.config import read_base
-from opencompass.partitioners import NaivePartitioner
-from opencompass.tasks import OpenICLEvalTask
 
 from opencompass_lveval.report.summarizer import LongContextSummarizer
-from opencompass_lveval.runner.infer_task import LongContextInferTask
-from opencompass_lveval.runner.local import CheckedLocalRunner
-from opencompass_lveval.runner.prelaunch import CheckedPartitioner
 
 with read_base():
     from .datasets.mrcr.mrcr_gen import mrcr_datasets
     from .models.vllm_paper_models import vllm_paper_models
+    from .runners.local import eval, infer
 
 _benchmark = __import__('opencompass_lveval.framework.benchmarks', fromlist=['named']).named('mrcr')
 datasets = mrcr_datasets
 models = [m for m in vllm_paper_models if m['abbr'] == 'glm-4-9b-chat-128k-vllm']
 summarizer = dict(type=LongContextSummarizer, **_benchmark.summary_config(datasets))
 work_dir = 'outputs/mrcr'
-infer = dict(
-    partitioner=dict(type=CheckedPartitioner, num_worker=1),
-    runner=dict(type=CheckedLocalRunner, max_num_workers=1, task=dict(type=LongContextInferTask)),
-)
-eval = dict(
-    partitioner=dict(type=NaivePartitioner, n=len(datasets)),
-    runner=dict(type=CheckedLocalRunner, max_num_workers=2, task=dict(type=OpenICLEvalTask)),
-)
 del _benchmark

@@ -73,7 +73,8 @@ def golden_run(tmp_path_factory):
         )
         for name, budget in MODELS.items()
     ]
-    cfg.summarizer = dict(cfg.summarizer, **named('longbench_v2').summary_config(cfg.datasets))
+    # updated in place: a plain dict copy would dump the summarizer's class as its repr
+    cfg.summarizer.update(named('longbench_v2').summary_config(cfg.datasets))
     config = folder / 'golden.py'
     cfg.dump(str(config))
     try:

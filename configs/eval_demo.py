@@ -2,7 +2,8 @@
 #   lveval data synth data/demo && opencompass configs/eval_demo.py
 # Every registered benchmark's demo datasets (Benchmark.demo_datasets: LV-Eval at every length
 # level, 4 records per subset; Ada-LEval BestAnswer 1k/2k and TSort 2k/4k, 10 records each; RULER's
-# 13 tasks at 4k, 4 records each); one inference and one evaluation task per model, about a minute.
+# 13 tasks at 4k, 4 records each; LongBench v2's 4 settings x 3 lengths, 12 records; MRCR's 6 tasks
+# at the 8k bin, 4 rows each); one inference and one evaluation task per model, about a minute.
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask

@@ -136,3 +136,22 @@ def adaleval_gpt_payload(model: str, prompt: str, window: int) -> dict:
         n=1,
         temperature=0,
     )
+
+
+def longbench_v2_prompt(template: str, record: dict, rag: int = 0, reasoning=None) -> str:
+    """pred.py's prompt (``get_pred``): the document (the context, or for ``rag`` the first
+    chunks of ``retrieved_context`` put back in ``c_idx`` order as ``Retrieved chunk {k}:
+    {content}``, a blank line between), then one ``.replace`` per placeholder, each value
+    stripped, ``$COT$`` (the first reply, in the answer call) last (docs/longbench_v2.md)."""
+    if rag:
+        chunks = sorted(record['retrieved_context'][:rag], key=lambda chunk: chunk['c_idx'])
+        document = '\n\n'.join(
+            f'Retrieved chunk {number}: {chunk["content"]}'
+            for number, chunk in enumerate(chunks, 1)
+        )
+    else:
+        document = record['context']
+    prompt = template.replace('$DOC$', document.strip()).replace('$Q$', record['question'].strip())
+    for letter in 'ABCD':
+        prompt = prompt.replace(f'$C_{letter}$', record[f'choice_{letter}'].strip())
+    return prompt if reasoning is None else prompt.replace('$COT$', reasoning.strip())

@@ -190,6 +190,7 @@ class ChatServer:
         from http.server import ThreadingHTTPServer
 
         self.answer, self.asked = answer, []
+        self.bodies: list[bytes] = []  # every request body as received, byte for byte
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
         self.url = f'http://127.0.0.1:{self._server.server_address[1]}/v1'
@@ -207,10 +208,12 @@ class ChatServer:
                 pass
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+                raw = self.rfile.read(int(self.headers['Content-Length']))
+                body = json.loads(raw)
                 prompt = body['messages'][-1]['content']
                 with server._lock:
                     server.asked.append((body['model'], prompt))
+                    server.bodies.append(raw)
                 text = server.answer(prompt)
                 reply = {
                     'choices': [

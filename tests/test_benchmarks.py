@@ -12,6 +12,9 @@ from opencompass_lveval.framework import benchmarks
 from opencompass_lveval.framework.benchmarks import Benchmark, argument
 from opencompass_lveval.report.tables import BoardLine, BoardTable, Table
 
+# The package's own benchmarks, in registration order.
+BUILT_IN = ['lveval', 'adaleval', 'ruler', 'longbench_v2', 'mrcr']
+
 
 class Echo(Benchmark):  # docs/layout.md's toy benchmark, line for line
     name, title = 'echo', 'Echo'
@@ -105,11 +108,11 @@ def test_the_registry_holds_the_builtin_benchmarks_and_names_unknown_ones():
     from importlib.metadata import entry_points
 
     outside = sorted(e.name for e in entry_points(group=benchmarks.ENTRY_POINT_GROUP))
-    assert [b.name for b in benchmarks.BENCHMARKS] == ['lveval', 'adaleval', 'ruler', *outside]
+    assert [b.name for b in benchmarks.BENCHMARKS] == [*BUILT_IN, *outside]
     assert benchmarks.named('adaleval').title == 'Ada-LEval'
     known = ', '.join(b.name for b in benchmarks.BENCHMARKS)
-    with pytest.raises(ValueError, match=f"no benchmark 'mrcr'; known: {known}"):
-        benchmarks.named('mrcr')
+    with pytest.raises(ValueError, match=f"no benchmark 'nonesuch'; known: {known}"):
+        benchmarks.named('nonesuch')
 
 
 def _distribution(folder, name: str, module_source: str):
@@ -160,7 +163,7 @@ def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_re
     )
     source += inspect.getsource(Echo) + "    classes = ('echo_bench_module:Echo',)\n"
     _distribution(unloaded_registry, 'echo-bench', source)
-    assert _registered_here(unloaded_registry) == ['lveval', 'adaleval', 'ruler', 'echo']
+    assert _registered_here(unloaded_registry) == [*BUILT_IN, 'echo']
     assert benchmarks.named('echo').classes == ('echo_bench_module:Echo',)
     assert opencompass_lveval.Echo.__module__ == 'echo_bench_module'
     assert 'Echo' in dir(opencompass_lveval) and 'LVEvalDataset' in dir(opencompass_lveval)
@@ -298,7 +301,7 @@ def test_a_broken_plugin_is_one_warning_and_the_builtins_keep_working(
     assert line.endswith(f'; it is left out. {"Rename it in" if kind == "twin" else "Fix"} {dist} '
                          f'or uninstall it (pip uninstall {dist})')  # fmt: skip
     assert 'cmrc_mixup  100.0' in out
-    assert _registered_here(tmp_path) == ['lveval', 'adaleval', 'ruler']
+    assert _registered_here(tmp_path) == BUILT_IN
     assert benchmarks.named('lveval').title == 'LV-Eval'
     if kind != 'twin':  # asked for by name, the left-out entry point says why
         with pytest.raises(BenchmarkError) as caught:
@@ -366,7 +369,7 @@ def test_a_plugin_taking_a_command_name_keeps_the_packages_command(installed, tm
     assert main(['score', str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert 'cmrc_mixup  100.0' in out  # LV-Eval's score, not the plugin's
-    assert _registered_here(tmp_path) == ['lveval', 'adaleval', 'ruler', 'echo']
+    assert _registered_here(tmp_path) == [*BUILT_IN, 'echo']
     assert err.splitlines() == [
         _clash_warning(
             'score-command',
@@ -417,7 +420,8 @@ def test_texts_that_name_length_units_ask_the_registry(monkeypatch):
     monkeypatch.setattr(benchmarks, 'BENCHMARKS', own)  # any third-party one installed aside
     builtin = (
         'LV-Eval: words for English, characters for Chinese; Ada-LEval: cl100k_base tokens; '
-        "RULER: the model's tokens (words without a tokenizer)"
+        "RULER: the model's tokens (words without a tokenizer); LongBench v2: words; "
+        "MRCR: the model's tokens (words without a tokenizer)"
     )
     assert length_units_text() == builtin
     assert named('lveval').axis_label() == 'length level (words / characters)'

@@ -125,9 +125,9 @@ class BaselineInputs:
         return f"no tokenizer: prompts in the benchmark's length unit ({length_units_text()})"
 
     def __init__(self, cls: Any, meta_template: Optional[dict]) -> None:
-        from opencompass.models.base import LMTemplateParser
+        from ..models.baselines import MessagesTemplateParser
 
-        self.cls, self.parser = cls, LMTemplateParser(meta_template)
+        self.cls, self.parser = cls, MessagesTemplateParser(meta_template)
 
     def unit(self, abbr: str) -> Optional[str]:
         """The unit name, None for a dataset of no known benchmark (not counted)."""
@@ -137,12 +137,15 @@ class BaselineInputs:
         return found.name if found else None
 
     def prompt_text(self, parsed) -> str:
-        return self.cls.prompt_text(parsed)
+        """The user message: the last of a prompt of chat messages, else the text it reads."""
+        from ..prompts.messages import is_messages
+
+        return parsed[-1]['content'] if is_messages(parsed) else self.cls.prompt_text(parsed)
 
     def make(self, parsed, max_out_len: int, abbr: str) -> Made:
         from ..framework.benchmarks import length_unit_of
 
-        text, unit = self.prompt_text(parsed), length_unit_of(abbr)
+        text, unit = self.cls.prompt_text(parsed), length_unit_of(abbr)
         size = unit.count(text)
         preview = [f'    starts {shown(text[:SHOWN])}', f'    ends   {shown(text[-SHOWN:])}']
         return Made({'length': size, 'unit': unit.name}, size, False, None, preview)

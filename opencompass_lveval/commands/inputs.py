@@ -79,9 +79,13 @@ def _pick(configs: list, wanted: Optional[list[str]], kind: str) -> list:
 
 def dataset_prompt(prompt) -> str:
     """The dataset's own prompt text, before any role parser: the template output itself, or
-    the text of its last HUMAN round."""
+    the text of its last HUMAN round (of a prompt of chat messages: its last user message)."""
+    from ..prompts.messages import is_messages
+
     if isinstance(prompt, str):
         return prompt
+    if is_messages(prompt):
+        return prompt[-1]['content']
     texts = [p['prompt'] for p in prompt if isinstance(p, dict) and p.get('role') == 'HUMAN']
     return texts[-1] if texts else ''
 

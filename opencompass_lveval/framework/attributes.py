@@ -24,12 +24,13 @@ CLASSES = (
     'opencompass_lveval.framework.declared:DeclaredBenchmark',
 )
 # The classes some attributes' values are made of (``factors``, ``extractive_reading``,
-# ``official_scorer``, ``length_unit``), after them on the page.
+# ``official_scorer``, ``length_unit``, ``answer_call``), after them on the page.
 PARTS = (
     'opencompass_lveval.framework.factors:Factor',
     'opencompass_lveval.framework.benchmarks:PromptReading',
     'opencompass_lveval.framework.benchmarks:OfficialScorer',
     'opencompass_lveval.framework.benchmarks:LengthUnit',
+    'opencompass_lveval.framework.answer_call:AnswerCall',
 )
 HEADER = """# Benchmark attributes
 

@@ -28,6 +28,8 @@ BUILTIN = (
     'opencompass_lveval.lveval.benchmark:LVEval',
     'opencompass_lveval.adaleval.benchmark:AdaLEval',
     'opencompass_lveval.ruler.benchmark:Ruler',
+    'opencompass_lveval.longbench_v2.benchmark:LongBenchV2',
+    'opencompass_lveval.mrcr.benchmark:MRCR',
 )
 ENTRY_POINT_GROUP = 'opencompass_lveval.benchmarks'
 Cell = tuple[str, str]  # (task, size)

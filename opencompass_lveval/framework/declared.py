@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..report.rounding import counted
+from .answer_call import AnswerCall
 from .benchmarks import mark_synthetic
 from .grid import GridBenchmark
 
@@ -35,7 +36,15 @@ class DeclaredBenchmark(GridBenchmark):
     input_fields: tuple[str, ...] = ('context', 'input')  # the prompt's fields
     answer_field: str = 'answer'  # the record's answer: OpenCompass's reference
     prompt: str = '{context}\n\n{input}'  # one user turn, the input fields filled in
-    cut: Optional[str] = 'context'  # the field a middle cut may shorten
+    cut: Optional[str] = 'context'  # the field a middle cut may shorten; 'turns' (messages)
+    # a field holding the whole prompt as chat messages (``prompts/messages.py``): a list or the
+    # text of a JSON array of role and content, the user's last; ``prompt`` is then unused, and
+    # ``cut = 'turns'`` lets a cut drop its earliest exchanges whole (None: its last message's
+    # middle)
+    messages_field: Optional[str] = None
+    # a second model call that sees the first reply (``answer_call.AnswerCall``: its prompt
+    # from the record and that reply, its answer length); the reply scored is the second's
+    answer_call: Optional[AnswerCall] = None
     max_out_len: Union[int, Mapping[str, int]] = 32
     """Generation length, in the model's tokens; a mapping task -> length where the tasks'
     differ (RULER's tokens to generate: niah 128, vt 30, ...)."""
@@ -133,7 +142,29 @@ class DeclaredBenchmark(GridBenchmark):
                     f'{where}.max_out_len gives no length for {", ".join(lacking)}: give every '
                     'task one, or one number for all'
                 )
-        return problems or self._data_file_problems(where)
+        return problems or self._prompt_problems(where) or self._data_file_problems(where)
+
+    def _prompt_problems(self, where: str) -> list[str]:
+        from ..prompts.messages import TURNS
+        from .answer_call import AnswerCall
+
+        problems = []
+        if self.messages_field is not None and self.messages_field not in self.input_fields:
+            problems.append(
+                f'{where}.messages_field {self.messages_field!r} is not among its input_fields '
+                f'{self.input_fields}: list it there (the prompt is that field)'
+            )
+        if self.cut == TURNS and self.messages_field is None:
+            problems.append(
+                f"{where}.cut is '{TURNS}' without a messages_field: only chat messages have "
+                'turns; name the field holding them, or cut a field of the prompt'
+            )
+        if self.answer_call is not None and not isinstance(self.answer_call, AnswerCall):
+            problems.append(
+                f'{where}.answer_call must be an AnswerCall(prompt=..., max_out_len=...), not '
+                f'{self.answer_call!r}'
+            )
+        return problems
 
     def _data_file_problems(self, where: str) -> list[str]:
         try:
@@ -275,6 +306,8 @@ class DeclaredBenchmark(GridBenchmark):
             self.cut,
             self.answer_tokens(task),
             dict(type=f'{here}.DeclaredEvaluator', benchmark=self.name, task=task),
+            messages=self.messages_field,
+            answer_call=self.answer_call,
         )
 
     def answer_tokens(self, task: str) -> int:
@@ -291,29 +324,50 @@ def _is_percent(value) -> bool:
 
 
 def dataset_config(
-    dataset: dict, reader_cfg: dict, prompt, cut: Optional[str], max_out_len: int, evaluator: dict
+    dataset: dict,
+    reader_cfg: dict,
+    prompt,
+    cut: Optional[str],
+    max_out_len: int,
+    evaluator: dict,
+    *,
+    messages: Optional[str] = None,
+    answer_call=None,
 ) -> dict:
     """One OpenCompass dataset config as every benchmark here runs it: ``dataset`` (its class
     and arguments), the prompt (a string, one user turn; or OpenCompass's template) in a
     ``LongContextPromptTemplate`` whose middle cut may shorten field ``cut`` only, zero-shot,
     generation up to ``max_out_len`` tokens, scored by ``evaluator`` on the model's reply. Classes
-    are named by import path, which OpenCompass resolves and dumps as an imported class."""
+    are named by import path, which OpenCompass resolves and dumps as an imported class.
+
+    ``messages``: the field holding the prompt as chat messages instead (``prompt`` unused;
+    ``cut='turns'`` lets a cut drop whole early turns). ``answer_call``: an
+    ``answer_call.AnswerCall``, the second call of a two-call answer (``TwoCallGenInferencer``)."""
     template = (
         dict(round=[dict(role='HUMAN', prompt=prompt)]) if isinstance(prompt, str) else prompt
     )
+    inferencer = dict(
+        type='opencompass.openicl.icl_inferencer.GenInferencer', max_out_len=max_out_len
+    )
+    if answer_call is not None:
+        inferencer.update(
+            type='opencompass_lveval.framework.two_calls.TwoCallGenInferencer',
+            answer_call=answer_call.config(),
+        )
+    prompt_template = dict(
+        type='opencompass_lveval.prompts.prompt_template.LongContextPromptTemplate',
+        template=template,
+        cut=cut,
+    )
+    if messages is not None:
+        prompt_template.update(template=f'{{{messages}}}', messages=messages)
     return dict(
         **dataset,
         reader_cfg=reader_cfg,
         infer_cfg=dict(
-            prompt_template=dict(
-                type='opencompass_lveval.prompts.prompt_template.LongContextPromptTemplate',
-                template=template,
-                cut=cut,
-            ),
+            prompt_template=prompt_template,
             retriever=dict(type='opencompass.openicl.icl_retriever.ZeroRetriever'),
-            inferencer=dict(
-                type='opencompass.openicl.icl_inferencer.GenInferencer', max_out_len=max_out_len
-            ),
+            inferencer=inferencer,
         ),
         eval_cfg=dict(evaluator=evaluator, pred_role='BOT'),
     )

@@ -52,6 +52,12 @@ RAG = (
 )
 
 MODES = ('default', 'official')
+# The placeholders as OpenCompass fields, for the default mode's one-pass fill in OpenCompass.
+FIELDS = {
+    '$DOC$': 'context',
+    '$Q$': 'question',
+    **{f'$C_{letter}$': f'choice_{letter}' for letter in 'ABCD'},
+}
 # The placeholders in pred.py's order of replacement.
 PLACEHOLDERS = ('$DOC$', '$Q$', '$C_A$', '$C_B$', '$C_C$', '$C_D$', '$COT$')
 _PLACEHOLDER = re.compile('|'.join(re.escape(p) for p in PLACEHOLDERS))
@@ -85,6 +91,16 @@ def fill(template: str, values: Mapping[str, str], mode: str = 'default') -> str
                 template = template.replace(placeholder, values[placeholder])
         return template
     return _PLACEHOLDER.sub(lambda match: values.get(match.group(), match.group()), template)
+
+
+def template_fields(template: str) -> str:
+    """A template with ``{field}`` for each placeholder (``FIELDS``): OpenCompass's one-pass
+    fill of it is ``fill(template, values, 'default')``."""
+    if '{' in template or '}' in template:
+        raise ValueError('a LongBench v2 template holding braces cannot be filled in one pass')
+    for placeholder, field in FIELDS.items():
+        template = template.replace(placeholder, f'{{{field}}}')
+    return template
 
 
 def retrieved_context(chunks: Sequence[Mapping], count: int) -> str:

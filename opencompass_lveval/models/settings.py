@@ -18,6 +18,7 @@ from typing import Any, Optional, Union
 
 from ..files.errors import ModelConfigError
 from .formats import Format, conversation_format
+from .official import official_path
 
 MODES = ('exact', 'official')
 PATHS = (str, os.PathLike)
@@ -46,18 +47,21 @@ class InputSettings:
     """How a model's inputs are made (``inputs.py``), checked when built.
 
     ``window``: the model window (``max_seq_len`` in a config); ``inputs``: 'exact' or 'official';
-    ``chat``: frame the prompt as a chat (False: a base model, the tokenizer's special tokens
-    only); ``conversation``: an official format name (``formats.FORMATS``) or format object, None
-    for the tokenizer's chat template; ``max_length``: the official ``--model-max-length``
-    (default: the window in thousands less 500); ``chat_template_kwargs``: passed to
-    ``apply_chat_template``; ``tokenizer_path``/``tokenizer_kwargs``/``trust_remote_code``: how
-    the tokenizer loads (``path`` unless ``tokenizer_path`` is given). ``path`` also names the
-    model in messages.
+    ``official``: whose prediction code official inputs follow (``official.py``: 'lveval', the
+    default, 'adaleval', 'longbench_v2', 'mrcr'); ``chat``: frame the prompt as a chat (False: a
+    base model, the tokenizer's special tokens only); ``conversation``: an official format name
+    (``formats.FORMATS``) or format object, None for the tokenizer's chat template;
+    ``max_length``: the official budget (LV-Eval's ``--model-max-length``, default the window in
+    thousands less 500; LongBench v2's ``model2maxlen``, no default); ``chat_template_kwargs``:
+    passed to ``apply_chat_template``; ``tokenizer_path``/``tokenizer_kwargs``/
+    ``trust_remote_code``: how the tokenizer loads (``path`` unless ``tokenizer_path`` is given).
+    ``path`` also names the model in messages.
     """
 
     window: int
     path: str = ''
     inputs: str = 'exact'
+    official: Optional[str] = None
     chat: bool = True
     conversation: Union[str, Format, None] = None
     max_length: Optional[int] = None
@@ -92,6 +96,13 @@ class InputSettings:
             conversation_format(self.conversation)
         except ValueError as exc:
             fail(str(exc))
+        path = official_path(self.official, self.name)
+        if self.inputs == 'official' and path.max_length_needed and self.max_length is None:
+            fail(
+                f"official={path.name!r} cuts prompts to the paper's budget: set max_length "
+                '(LongBench v2: config/model2maxlen.json, 120000 for most of its models; '
+                'opencompass_lveval.longbench_v2.tasks.MODEL_MAX_LENGTHS)'
+            )
 
     @property
     def name(self) -> str:

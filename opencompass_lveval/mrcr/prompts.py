@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 
+from ..prompts.messages import checked_messages, plain
+
 INDEX_NAMES = ('first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth')
 TARGET_FEWSHOT_TOKENS = 800  # a drawn few-shot prefix has 750 to 800 tokens
 _HEADER = (
@@ -133,30 +135,13 @@ FEW_SHOT_PREFIX = fewshot_text(*_static_examples(), json_style=False)
 FEW_SHOT_PREFIX_JSON = fewshot_text(*_static_examples(), json_style=True)
 
 
-ROLES = ('system', 'user', 'assistant')
 _JSON_START = '[{"role": '
 
 
 def chat_messages(prompt: str) -> list[dict]:
     """The messages of a JSON array of ``{"role", "content"}`` objects (OpenAI MRCR's
     ``prompt``, a JSON-style MRCR v2 transcript); a ValueError saying what is wrong otherwise."""
-    try:
-        messages = json.loads(prompt)
-    except ValueError as exc:
-        raise ValueError(f'the prompt is not a JSON array of messages ({exc})') from None
-    if not isinstance(messages, list) or not messages:
-        raise ValueError('the prompt must be a non-empty JSON array of messages')
-    for number, message in enumerate(messages, 1):
-        if not (
-            isinstance(message, dict)
-            and message.get('role') in ROLES
-            and isinstance(message.get('content'), str)
-        ):
-            raise ValueError(
-                f'message {number} must be an object with a "role" ({", ".join(ROLES)}) and a '
-                'string "content"'
-            )
-    return [{'role': m['role'], 'content': m['content']} for m in messages]
+    return plain(checked_messages(prompt, 'the prompt', prompt=False))
 
 
 def v2_messages(queries: str) -> list[dict]:
@@ -165,3 +150,39 @@ def v2_messages(queries: str) -> list[dict]:
     if queries.startswith(_JSON_START):
         return chat_messages(queries)
     return [{'role': 'user', 'content': queries}]
+
+
+_BODY_START = '======== EXAMPLE 3 ========\n\n'  # ends a text-style few-shot prefix
+_TURN_START = 'User: '
+_LAST_QUESTION = 'User: Prepend '
+
+
+def text_turns(queries: str, question: str = '') -> list[list[int]]:
+    """The turns of a text-style transcript as ``[start, end, number]`` spans of ``queries``
+    (``prompts/messages.py``): each ``User: ...\n\nAssistant: ...\n\n`` piece after the
+    few-shot prefix and before the final question (``question``, the row's ``view_ops``, where
+    given; else the last ``User: Prepend``)."""
+    marker = queries.find(_BODY_START)
+    start = marker + len(_BODY_START) if marker >= 0 else 0
+    end = (
+        len(queries) - len(question)
+        if question and queries.endswith(question)
+        else queries.rfind(_LAST_QUESTION)
+    )
+    if end <= start:
+        return []
+    starts = [
+        at
+        for at in _occurrences(queries, _TURN_START, start, end)
+        if at == start or queries[at - 2 : at] == '\n\n'
+    ]
+    bounds = starts + [end]
+    return [[bounds[n], bounds[n + 1], n] for n in range(len(starts))]
+
+
+def _occurrences(text: str, piece: str, start: int, end: int) -> list[int]:
+    found, at = [], text.find(piece, start, end)
+    while at >= 0:
+        found.append(at)
+        at = text.find(piece, at + 1, end)
+    return found

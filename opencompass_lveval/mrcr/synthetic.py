@@ -19,6 +19,7 @@ import json
 import random
 import string
 from pathlib import Path
+from typing import Optional
 
 from ..framework.benchmarks import mark_synthetic
 from .build import buckets_up_to, generate_mrcr_v2
@@ -137,15 +138,20 @@ def openai_record(rng: random.Random, needles: int, turns: int, words: int) -> d
     }
 
 
-def write_openai_synthetic(out_dir: str | Path, count: int = 4, seed: int = 0) -> list[Path]:
-    """``{n}needle/{n}needle_0.parquet`` for 2, 4 and 8 needles, ``count`` rows each."""
+def write_openai_synthetic(
+    out_dir: str | Path, count: int = 4, seed: int = 0, words: Optional[int] = None
+) -> list[Path]:
+    """``{n}needle/{n}needle_0.parquet`` for 2, 4 and 8 needles, ``count`` rows each; with
+    ``words``, each row's pieces share about that many words (else 60 words a piece)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rng = random.Random(f'mrcr:openai:{seed}')
     paths = []
     for needles in NEEDLES:
-        rows = [openai_record(rng, needles, 2 * needles + 6, 60) for _ in range(count)]
+        turns = 2 * needles + 6
+        piece_words = 60 if words is None else words // turns
+        rows = [openai_record(rng, needles, turns, piece_words) for _ in range(count)]
         path = Path(out_dir) / f'{needles}needle' / f'{needles}needle_0.parquet'
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f'.{path.name}.part')

@@ -93,3 +93,31 @@ def v2_file_cell(name: str) -> Optional[tuple[int, tuple[int, int]]]:
         return None
     span = CUMULATIVE_SPAN if found[2] else (int(found[3]), int(found[4]))
     return int(found[1]), span
+
+
+# The benchmark's levels: a bin by its upper edge in tokens (``8k`` is (4096, 8192], GDM's
+# "at_1M" the level ``1m``), and MRCR v2's cumulative set to 128K.
+CUMULATIVE_LEVEL = 'upto128k'
+
+
+def level_name(tokens: int) -> str:
+    """``8k`` for 8192, ``1m`` for 1048576."""
+    if tokens % 2**20 == 0:
+        return f'{tokens // 2**20}m'
+    return f'{tokens // 1024}k'
+
+
+def levels(version: Version) -> dict[str, tuple[int, int]]:
+    """The version's levels -> their (low, high) token spans, in order."""
+    found = {level_name(high): (low, high) for low, high in version.bins}
+    if version is V2:
+        found[CUMULATIVE_LEVEL] = CUMULATIVE_SPAN
+    return found
+
+
+def v2_level_file(needles: int, level: str) -> str:
+    """download.sh's file of one MRCR v2 level."""
+    if level == CUMULATIVE_LEVEL:
+        return v2_file_name(needles, CUMULATIVE)
+    low, high = levels(V2)[level]
+    return v2_file_name(needles, f'in_({low},{high})')

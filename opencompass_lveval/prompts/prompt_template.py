@@ -11,6 +11,10 @@ identical to OpenCompass's, so the official prompts stay byte for byte.
 ``cut`` names the field a middle cut may remove text from (``cut='context'``): knowing where that
 field's value lands, the template marks it on the prompt (``cuttable.py``), and the long-context
 wrappers protect everything else of the message, instructions and question, from the cut.
+
+``messages`` names a field holding the whole prompt as chat messages (a list, or the text of a
+JSON array: ``messages.py``); the prompt is then that list, as written, and ``cut='turns'`` lets
+a cut drop whole early turns (the template only marks them).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from opencompass.registry import ICL_PROMPT_TEMPLATES
 from opencompass.utils.prompt import PromptList
 
 from .cuttable import CUTTABLE, MarkedText, Span, one_span
+from .messages import TURNS, checked_messages, mark_conversation_turns
 
 _STAND_IN = re.compile('\0(\\d+)\0')
 
@@ -79,7 +84,9 @@ def _fill_in_one_pass(render: Callable[[dict], Any], entry: dict, cut: Optional[
 class LongContextPromptTemplate(PromptTemplate):
     """``PromptTemplate`` whose fields are filled in one pass: text inside a field is never read
     as a placeholder. Same configuration as ``PromptTemplate``, and ``cut``: the field a middle
-    cut may remove text from, marked on each prompt (in-context examples are not marked)."""
+    cut may remove text from, marked on each prompt (in-context examples are not marked);
+    ``messages``: the field holding the prompt as chat messages (``template`` is then unused),
+    ``cut='turns'`` marking its earlier exchanges as turns a cut may drop whole."""
 
     def __init__(
         self,
@@ -87,9 +94,15 @@ class LongContextPromptTemplate(PromptTemplate):
         ice_token: Optional[str] = None,
         sep_token: Optional[str] = None,
         cut: Optional[str] = None,
+        messages: Optional[str] = None,
     ) -> None:
         super().__init__(template, ice_token, sep_token)
-        self.cut = cut
+        if messages is not None and cut not in (None, TURNS):
+            raise ValueError(
+                f'cut={cut!r} with messages={messages!r}: a prompt of chat messages is cut by '
+                f"whole turns (cut='{TURNS}') or, without cut, in the middle of its last message"
+            )
+        self.cut, self.messages = cut, messages
 
     def generate_item(
         self,
@@ -98,6 +111,8 @@ class LongContextPromptTemplate(PromptTemplate):
         output_field_replace_token: str = '',
         ice_field_replace_token: str = '',
     ) -> Any:
+        if self.messages is not None:
+            return self.chat_messages(entry)
         return _fill_in_one_pass(
             lambda stand_ins: super(LongContextPromptTemplate, self).generate_item(
                 stand_ins, output_field, output_field_replace_token, ice_field_replace_token
@@ -105,6 +120,18 @@ class LongContextPromptTemplate(PromptTemplate):
             entry,
             self.cut,
         )
+
+    def chat_messages(self, entry: dict) -> list[dict]:
+        """The record's messages, their turns marked where ``cut='turns'``."""
+        if self.messages not in entry:
+            raise ValueError(
+                f'messages={self.messages!r} names no field of the record; its fields are '
+                f'{list(entry)}'
+            )
+        found = checked_messages(entry[self.messages], f'field {self.messages!r}')
+        if self.cut != TURNS:
+            return [{key: m[key] for key in m if key != TURNS} for m in found]
+        return mark_conversation_turns(found)
 
     def generate_ice_item(self, entry: dict, label: Hashable) -> Any:
         return _fill_in_one_pass(

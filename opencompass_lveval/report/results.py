@@ -176,9 +176,14 @@ def origin_prompts(run: Path, model: str, abbr: str) -> Optional[list]:
 
 
 def prompt_text(prompt) -> str:
-    """The text of an OpenCompass ``origin_prompt``: a string, or the last HUMAN round's."""
+    """The text of an OpenCompass ``origin_prompt``: a string, the last HUMAN round's, or a
+    conversation's contents (``messages.as_text``: what a CPU baseline reads)."""
+    from ..prompts.messages import as_text, is_messages
+
     if isinstance(prompt, str):
         return prompt
+    if is_messages(prompt):
+        return as_text(prompt)
     rounds = [p.get('prompt', '') for p in prompt or [] if isinstance(p, dict)]
     return rounds[-1] if rounds else ''
 

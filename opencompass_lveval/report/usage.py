@@ -54,7 +54,9 @@ class UsageTotal:
 
     def add(self, record: dict) -> None:
         self.records += 1
-        self.sent += record.get('sent') is True and record.get('cached') is not True
+        # a two-call answer's record counts its calls that reached a server (``requests``)
+        fresh = record.get('sent') is True and record.get('cached') is not True
+        self.sent += record.get('requests', 1) if fresh else 0
         self.cached += record.get('cached') is True
         self.cut += record.get('truncated') is True
         self.prompt_tokens += max(int(number(record.get('prompt_tokens')) or 0), 0)

@@ -25,6 +25,7 @@ from opencompass.utils import get_infer_output_path, task_abbr_from_cfg
 
 from opencompass_lveval.files.atomic import write_text
 from opencompass_lveval.files.errors import ApiError, ModelConfigError
+from opencompass_lveval.framework.answer_call import ANSWER_PROMPT, answer_call_of, merged_usage
 from opencompass_lveval.models.api import LongContextAPI, default_cache_dir
 from opencompass_lveval.models.base import LongContextModel
 from opencompass_lveval.models.settings import answer_length
@@ -105,7 +106,8 @@ class LongContextInferTask(OpenICLInferTask):
             ) from None
         if osp.exists(out_path):
             answer = answer_length(self.model_cfg, self.dataset_cfg)
-            records = add_usage(out_path, self.model, answer)
+            call = answer_call_of(self.dataset_cfg)
+            records = add_usage(out_path, self.model, answer, call and call.max_out_len)
             summary = {
                 'wall_s': round(time.perf_counter() - started, 3),
                 'gpus': (self.model_cfg.get('run_cfg') or {}).get('num_gpus', 0),
@@ -134,10 +136,13 @@ def _resumed_count(out_path: str) -> int:
         return 0  # OpenCompass sets a damaged file aside and starts over
 
 
-def add_usage(out_path: str, model: Any, max_out_len: int) -> list[Optional[dict]]:
+def add_usage(
+    out_path: str, model: Any, max_out_len: int, answer_max_out_len: Optional[int] = None
+) -> list[Optional[dict]]:
     """Each prediction of ``out_path`` gets its usage record: this run's, in order, for the
-    predictions it made (the last ones); for those a killed run made, an API model's cache's,
-    else none (null). Returns the records, in order."""
+    predictions it made (the last ones); for those a killed run made, an API model's cache's
+    (both calls of a two-call answer, its second of ``answer_max_out_len``), else none (null).
+    Returns the records, in order."""
     with open(out_path, encoding='utf-8') as stream:
         predictions = json.load(stream)
     order = sorted(predictions, key=int)
@@ -148,6 +153,10 @@ def add_usage(out_path: str, model: Any, max_out_len: int) -> list[Optional[dict
         record = fresh.get(index)
         if record is None and from_cache is not None:
             record = from_cache(entry['origin_prompt'], max_out_len)
+            second = entry.get(ANSWER_PROMPT)
+            if record is not None and answer_max_out_len is not None:
+                asked = None if second is None else from_cache(second, answer_max_out_len)
+                record = merged_usage(record, asked)
         entry['usage'] = record
     write_text(out_path, json.dumps(predictions, indent=4, ensure_ascii=False))
     return [predictions[index]['usage'] for index in order]

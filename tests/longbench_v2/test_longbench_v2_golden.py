@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from parity_data import DATA
 
+from opencompass_lveval.cli import main
 from opencompass_lveval.longbench_v2 import requests, results, tasks
 from opencompass_lveval.longbench_v2.extraction import extract_answer
 from opencompass_lveval.longbench_v2.metrics import row_cells, row_name, table_text
-from opencompass_lveval.longbench_v2.score import score_and_write
 
 GOLDEN = DATA / 'golden' / 'longbench_v2'
 TOKENIZER = DATA / 'reference' / 'tokenizers' / 'llama2_sp'
@@ -24,17 +24,6 @@ RAG_CHUNKS = 8
 # Records short enough to rebuild every call of in the fast loop (the two boundary records of
 # runs.json among them: 2000 and 2001 ids at the 2k budget).
 SHORT_CONTEXT = 10_000
-
-
-@pytest.fixture(scope='module')
-def records() -> dict:
-    return {record['_id']: record for record in json.loads((GOLDEN / 'data.json').read_text())}
-
-
-@pytest.fixture(scope='module')
-def replies() -> dict:
-    found = json.loads((GOLDEN / 'responses.json').read_text())['records']
-    return {record['_id']: record['responses'] for record in found}
 
 
 @pytest.fixture(scope='module')
@@ -175,17 +164,18 @@ def results_copy(tmp_path) -> Path:
     return folder
 
 
-def test_scoring_the_folder_writes_result_txt_beside_it(results_copy):
-    """Official mode: os.listdir's order, the rows byte for byte; default mode: sorted rows,
-    the same rows, everywhere the same."""
+def test_lveval_score_writes_result_txt_beside_the_folder(results_copy, capsys):
+    """``lveval score --benchmark longbench_v2 RESULTS_DIR``: official mode, os.listdir's order,
+    the rows byte for byte; default mode: sorted rows, the same rows, everywhere the same."""
     golden = (GOLDEN / 'result.txt').read_text('utf-8').split('\n')
-    printed = score_and_write(results_copy, mode='official')
+    command = ['score', '--benchmark', 'longbench_v2', str(results_copy)]
+    assert main([*command, '--mode', 'official']) == 0
     written = (results_copy.parent / 'result.txt').read_text('utf-8').split('\n')
     listed = [row_name(name) for name in os.listdir(results_copy)]
     assert [line.split('\t')[0] for line in written[1:]] == listed
     assert written[0] == golden[0] and sorted(written[1:]) == sorted(golden[1:])
-    assert printed[: len(written)] == written
-    score_and_write(results_copy)
+    assert capsys.readouterr().out.split('\n')[: len(written)] == written
+    assert main(command) == 0
     assert (results_copy.parent / 'result.txt').read_text('utf-8').split('\n') == [
         golden[0],
         *sorted(golden[1:]),

@@ -191,6 +191,30 @@ def test_adaleval_official_gpt_payload_and_overflow(tmp_path, server):
     assert model.usage[1]['sent'] is False
 
 
+def test_the_mrcr_api_row_sends_what_openai_s_card_sends(tmp_path, server, monkeypatch):
+    """configs/models/mrcr_api.py: the card's ``chat.completions.create(model=MODEL,
+    messages=messages)``, the row's messages as they are, nothing else (its o200k_base is not in
+    this machine's tiktoken cache: cl100k_base counts here)."""
+    from mmengine.config import Config
+    from runs import REPO
+
+    (row,) = Config.fromfile(str(REPO / 'configs' / 'models' / 'mrcr_api.py')).mrcr_api_models
+    settings = {key: value for key, value in row.items() if key not in ('type', 'abbr')}
+    settings.update(tokenizer_path='cl100k_base', url=server.url, cache_dir=str(tmp_path))
+    monkeypatch.setenv(row['key_env'], 'sk-test')
+    model = LongContextAPI(**settings)
+    prompt = json.loads(
+        '[{"role": "user", "content": "write a poem about tapirs"},'
+        ' {"role": "assistant", "content": "Tapirs \u2014 snouts in the mud"},'
+        ' {"role": "user", "content": "Prepend aYooSG8CQg to the 1st poem about tapirs."}]'
+    )
+    model.generate([prompt], max_out_len=1024)
+    body = server.requests[-1]['body']
+    assert list(body) == ['model', 'messages']
+    assert body == {'model': 'gpt-4.1', 'messages': prompt}
+    assert server.requests[-1]['auth'] == 'Bearer sk-test'
+
+
 def test_exact_cut_keeps_instruction_and_question_and_lands_on_the_budget(tmp_path, server):
     import tiktoken
 
@@ -494,10 +518,10 @@ def test_settings_are_checked_by_name(tmp_path, server):
         {'one': 'y' * 5000, 'two': '\x000\x00', 'three': 'z' * 5000},  # a marker look-alike
     ],
 )
-def test_a_request_is_sent_as_canonical_utf8_json(body):
-    """The bytes sent (and hashed for the cache) are sorted, compact, unescaped UTF-8 JSON,
-    whichever escaping path made them."""
-    expected = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(',', ':'))
+def test_a_request_is_sent_as_compact_utf8_json_in_its_key_order(body):
+    """The bytes sent (and hashed for the cache) are compact, unescaped UTF-8 JSON with the keys
+    in the body's order (an official client's order), whichever escaping path made them."""
+    expected = json.dumps(body, ensure_ascii=False, separators=(',', ':'))
     assert request_payload(body) == expected.encode('utf-8')
 
 

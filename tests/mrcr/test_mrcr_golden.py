@@ -1,6 +1,6 @@
 """Parity with the official MRCR code on the golden set in tests/data: every GDM ``mrcr_v2_metric``
 case and every OpenAI ``grade`` case (value, type, and the error where the official raises),
-both through the functions and through the scorer's files, and the MRCR v2 rows
+both through the functions and through ``lveval score --benchmark``, and the MRCR v2 rows
 ``generate_mrcr_v2`` assembled from the golden texts and seed."""
 
 import json
@@ -8,10 +8,10 @@ import json
 import pytest
 from parity_data import DATA
 
+from opencompass_lveval.cli import main
 from opencompass_lveval.mrcr.build import buckets_up_to, generate_mrcr_v2
 from opencompass_lveval.mrcr.metrics import gdm_mrcr_v2_metric, openai_mrcr_grade
 from opencompass_lveval.mrcr.prompts import v2_messages
-from opencompass_lveval.mrcr.score import score_openai_file, score_v2_file
 
 GOLDEN = DATA / 'golden' / 'mrcr'
 GDM_CASES = GOLDEN / 'gdm_mrcr_v2_metric_cases.jsonl'
@@ -58,9 +58,12 @@ def test_every_metric_case_value_type_and_error(path, outcome, count, types):
     assert {kind: kinds.count(kind) for kind in set(kinds)} == types
 
 
-def test_the_scorers_write_every_case_in_input_order(tmp_path):
+def test_lveval_score_writes_every_case_in_input_order(tmp_path, capsys):
+    """``lveval score --benchmark mrcr_openai|mrcr_v2 FILE --out OUT``: the golden case files
+    scored by the command line, one line per case in input order, values and types the
+    official's."""
     out = tmp_path / 'openai.jsonl'
-    printed = score_openai_file(OPENAI_CASES, out)
+    assert main(['score', '--benchmark', 'mrcr_openai', str(OPENAI_CASES), '--out', str(out)]) == 0
     written = [json.loads(line) for line in out.open()]
     found = cases(OPENAI_CASES)
     assert [w['id'] for w in written] == [c['id'] for c in found]
@@ -70,9 +73,9 @@ def test_the_scorers_write_every_case_in_input_order(tmp_path):
         else:
             assert w['score'] == c['official_score']
             assert type(w['score']).__name__ == c['official_type']  # 0 stays an int in JSON
-    assert '1 where the official grader raises' in printed[0]
+    assert '1 where the official grader raises' in capsys.readouterr().out
     out = tmp_path / 'gdm.jsonl'
-    score_v2_file(GDM_CASES, out)
+    assert main(['score', str(GDM_CASES), '--out', str(out), '--benchmark', 'mrcr_v2']) == 0
     assert [json.loads(line)['score'] for line in out.open()] == [
         c['official_score'] for c in cases(GDM_CASES)
     ]

@@ -1,24 +1,7 @@
 from pathlib import Path
 
 import pytest
-from parity_data import DATA
-
-GOLDEN = DATA / 'golden' / 'ruler'
-STAND_IN = DATA / 'reference' / 'stand_in'
-LLAMA2_SP = DATA / 'reference' / 'tokenizers' / 'llama2_sp'
-NLTK_DATA = DATA / 'reference' / 'nltk_data'
-PUNKT = NLTK_DATA / 'tokenizers' / 'punkt_tab' / 'english'
-
-
-def golden_files() -> list[tuple[int, str]]:
-    """(length, task) of the 30 golden files."""
-    return sorted(
-        (int(p.parts[-3]), p.parts[-2]) for p in (GOLDEN / 'data').glob('*/*/validation.jsonl')
-    )
-
-
-def golden_text(length: int, task: str) -> str:
-    return (GOLDEN / 'data' / str(length) / task / 'validation.jsonl').read_text(encoding='utf-8')
+from ruler_files import LLAMA2_SP, NLTK_DATA, STAND_IN
 
 
 @pytest.fixture(scope='session')

@@ -13,7 +13,7 @@ import shutil
 from collections import defaultdict
 
 import pytest
-from conftest import GOLDEN, LLAMA2_SP
+from ruler_files import GOLDEN, LLAMA2_SP
 
 from opencompass_lveval.framework.benchmarks import named
 from opencompass_lveval.ruler.tasks import TASKS

@@ -8,7 +8,7 @@ import json
 import shutil
 
 import pytest
-from conftest import LLAMA2_SP, STAND_IN
+from ruler_files import LLAMA2_SP, STAND_IN
 
 from opencompass_lveval.ruler.build import build, data_path
 from opencompass_lveval.ruler.generators import RulerBuildError

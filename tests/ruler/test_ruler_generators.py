@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import GOLDEN, LLAMA2_SP, PUNKT, STAND_IN, golden_files, golden_text
+from ruler_files import GOLDEN, LLAMA2_SP, PUNKT, STAND_IN, golden_files, golden_text
 
 from opencompass_lveval.ruler import inputs as files
 from opencompass_lveval.ruler.build import generate, manifest_text

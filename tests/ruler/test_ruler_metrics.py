@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import GOLDEN
+from ruler_files import GOLDEN
 
 from opencompass_lveval.ruler.metrics import (
     SAMPLE_METRICS,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import LLAMA2_SP
+from ruler_files import LLAMA2_SP
 
 from opencompass_lveval.framework.benchmarks import named
 

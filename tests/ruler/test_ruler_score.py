@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import GOLDEN
+from ruler_files import GOLDEN
 
 from opencompass_lveval.files.errors import RulerDataError
 from opencompass_lveval.ruler.score import score_and_write

@@ -276,6 +276,7 @@ def _score_predictions(folder) -> None:
     (folder / 'cmrc_mixup_16k.jsonl').write_text('{"pred": "北京", "answers": ["北京"]}\n')
 
 
+@pytest.mark.slow  # pip installs the plugins
 @pytest.mark.parametrize('kind', sorted(BROKEN))
 def test_a_broken_plugin_is_one_warning_and_the_builtins_keep_working(
     kind, installed, tmp_path, capsys, monkeypatch
@@ -309,6 +310,7 @@ def test_a_broken_plugin_is_one_warning_and_the_builtins_keep_working(
         assert f'warning: {caught.value}' == line
 
 
+@pytest.mark.slow  # pip installs the plugins
 def test_a_plugin_exiting_at_import_no_longer_ends_lveval_score(pip_installed, tmp_path):
     """The issue's case, in a fresh process: `sys.exit(0)` in a plugin's module made
     `lveval score` exit 0 having scored nothing."""
@@ -361,6 +363,7 @@ def _clash_warning(kind: str, problem: str, left: str, fix: str) -> str:
     )
 
 
+@pytest.mark.slow  # pip installs the plugins
 def test_a_plugin_taking_a_command_name_keeps_the_packages_command(installed, tmp_path, capsys):
     from opencompass_lveval.cli import main
 
@@ -381,6 +384,7 @@ def test_a_plugin_taking_a_command_name_keeps_the_packages_command(installed, tm
     ]
 
 
+@pytest.mark.slow  # pip installs the plugins
 def test_a_plugin_taking_a_build_kind_keeps_the_packages_kind(installed, capsys):
     from opencompass_lveval.commands.build import kinds
 

@@ -1182,7 +1182,7 @@ CASES = {
 # Cases that need a Ray cluster (started once per test process): seconds each.
 SLOW = {
     'ray-request-no-node-offers', 'ray-silent-node-tried-again', 'ray-journal-bad-lines',
-    'task-leaves-processes', 'ray-node-cannot-run', 'task-secrets-by-name',
+    'task-leaves-processes', 'ray-node-cannot-run', 'task-secrets-by-name', 'broken-plugin',
 }  # fmt: skip
 
 

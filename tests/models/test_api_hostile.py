@@ -106,6 +106,7 @@ def test_a_key_no_header_can_carry_is_refused_at_build_naming_the_variable(
 # Unbounded: no deadline, no size ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # each waits out its deadline
 @pytest.mark.parametrize('headers_at_once', [False, True], ids=['headers drip', 'body drips'])
 def test_a_server_that_drips_is_cut_off_at_the_deadline(tmp_path, headers_at_once):
     """A byte every 0.2 s never trips a per-read timeout of 1 s; the deadline ends each attempt
@@ -121,6 +122,7 @@ def test_a_server_that_drips_is_cut_off_at_the_deadline(tmp_path, headers_at_onc
     assert cached_files(tmp_path) == []
 
 
+@pytest.mark.slow  # waits out its deadline
 def test_the_deadline_holds_over_https(tmp_path, monkeypatch):
     """Real APIs are HTTPS: the deadline shuts the socket under TLS alike, and a good answer
     still comes over one kept-alive connection."""

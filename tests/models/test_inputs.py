@@ -202,6 +202,7 @@ def test_official_inputs_that_overflow_the_window_are_an_error(tokenizers):
         builder.check(64)
 
 
+@pytest.mark.slow  # the command over every demo record, tokenized
 def test_lveval_inputs_writes_the_ids_of_every_record(tmp_path, folders, tokenizers):
     from opencompass_lveval.cli import main
     from opencompass_lveval.lveval.synthetic import write_synthetic

@@ -39,6 +39,7 @@ from tqdm import tqdm
 from ..files.atomic import write_text
 from ..files.errors import ClusterSetupError, ModelConfigError
 from ..models.settings import unknown_key_message
+from ..processes import connect_ray
 from .on_node import run_task
 from .outcomes import StageOutcomes
 from .refusals import refuse_gpu_request
@@ -92,21 +93,6 @@ class _Task:
         """When the current attempt started on its node, else when it was submitted: a task
         that waits longer than its deadline to start counts as failed too."""
         return self.where().get('started', self.submitted)
-
-
-def connect_ray(address: str | None, who: str, setting: str) -> Any:
-    """Ray, connected to the cluster at ``address`` or else ``RAY_ADDRESS``; ``who`` and
-    ``setting`` (where the address is set) name the fix where neither is given."""
-    import ray
-
-    address = address or os.environ.get('RAY_ADDRESS')
-    if not address:
-        raise ClusterSetupError(
-            f'{who} needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head that '
-            f'`ray start --head` started), or set {setting}'
-        )
-    ray.init(address=address, logging_level='WARNING', log_to_driver=False)
-    return ray
 
 
 class _RayLauncher(BaseRunner):

@@ -13,9 +13,9 @@ import sys
 import pytest
 
 from opencompass_lveval.files.errors import ClusterSetupError
-from opencompass_lveval.serving.node_launch import READY_MARK, narrow_gpus
-from opencompass_lveval.serving.placement_slurm import SlurmPlacement, assign, job_gpus
-from opencompass_lveval.serving.replicas import ReplicaSpec
+from opencompass_lveval.serving.placement import ReplicaSpec
+from opencompass_lveval.serving.placement.node_launch import READY_MARK, narrow_gpus
+from opencompass_lveval.serving.placement.slurm import SlurmPlacement, assign, job_gpus
 
 # `scontrol show job -d` of a three-node job with two GPUs a node, as Slurm 22.05 prints it.
 JOB_DETAIL = """JobId=4 JobName=interactive
@@ -39,7 +39,7 @@ def test_slurm_placement_outside_an_allocation_says_how_to_get_one(monkeypatch, 
     monkeypatch.delenv('SLURM_JOB_ID', raising=False)
     monkeypatch.delenv('SLURM_JOB_NODELIST', raising=False)
     with pytest.raises(ClusterSetupError) as caught:
-        SlurmPlacement(log_dir=str(tmp_path)).start(specs(1))
+        SlurmPlacement(log_dir=str(tmp_path)).prepare(specs(1))
     assert 'SLURM_JOB_ID' in str(caught.value) and 'sbatch --no-kill' in str(caught.value)
 
 
@@ -47,12 +47,12 @@ def test_ray_placement_without_a_cluster_says_where_to_point_it(monkeypatch, tmp
     pytest.importorskip('ray', reason='pip install "opencompass_lveval[ray]"')
     import ray
 
-    from opencompass_lveval.serving.placement_ray import RayPlacement
+    from opencompass_lveval.serving.placement.ray import RayPlacement
 
     monkeypatch.delenv('RAY_ADDRESS', raising=False)
     assert not ray.is_initialized()
     with pytest.raises(ClusterSetupError, match='export RAY_ADDRESS=HEAD:6379'):
-        RayPlacement(log_dir=str(tmp_path)).start(specs(1))
+        RayPlacement(log_dir=str(tmp_path)).prepare(specs(1))
 
 
 def test_the_gpus_the_job_holds_on_each_node():
@@ -90,7 +90,7 @@ def test_node_launch_reports_its_url_then_becomes_the_server():
               'os.environ["CUDA_VISIBLE_DEVICES"])', '--host', '{host}', '--port', '{port}']  # fmt: skip
     env = {**os.environ, 'CUDA_VISIBLE_DEVICES': '4,6', 'SLURM_LAUNCH_NODE_IPADDR': '127.0.0.1'}
     done = subprocess.run(
-        [sys.executable, '-m', 'opencompass_lveval.serving.node_launch', '--gpus', '1', '--',
+        [sys.executable, '-m', 'opencompass_lveval.serving.placement.node_launch', '--gpus', '1', '--',
          *server],
         env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip

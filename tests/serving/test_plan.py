@@ -7,14 +7,12 @@ import json
 
 import pytest
 
-from opencompass_lveval.serving.plan import quadratic_cost, request_cost, request_key
-from opencompass_lveval.serving.replicas import (
-    LocalPlacement,
-    ReplicaError,
-    ReplicaSpec,
-    replica_specs,
-    vllm_server_argv,
-)
+from opencompass_lveval.serving.placement import ReplicaError, ReplicaSpec
+from opencompass_lveval.serving.placement.local import LocalPlacement
+from opencompass_lveval.serving.plan import quadratic_cost, request_cost
+from opencompass_lveval.serving.replicas import replica_specs
+from opencompass_lveval.serving.request import ids_digest, request_key
+from opencompass_lveval.serving.vllm_command import vllm_server_argv
 
 YARN = {'rope_type': 'yarn', 'factor': 8.0, 'original_max_position_embeddings': 8192}
 
@@ -35,14 +33,14 @@ def test_the_quadratic_cost_adds_attention_from_the_model_config(model_folder, t
     assert quadratic_cost(str(tmp_path / 'nowhere')) is None
 
 
-def test_the_key_changes_with_model_ids_and_sampling():
+def test_the_key_changes_with_engine_ids_and_sampling():
     sampling = {'temperature': 0, 'max_tokens': 8, 'stop': []}
-    key = request_key('m', [1, 2, 3], sampling)
-    assert key == request_key('m', [1, 2, 3], dict(reversed(sampling.items())))
-    assert (
-        len({key, request_key('n', [1, 2, 3], sampling), request_key('m', [1, 2], sampling)}) == 3
-    )
-    assert key != request_key('m', [1, 2, 3], {**sampling, 'max_tokens': 9})
+    ids = ids_digest([1, 2, 3])
+    key = request_key('m', ids, sampling)
+    assert key == request_key('m', ids, dict(reversed(sampling.items())))
+    others = {request_key('n', ids, sampling), request_key('m', ids_digest([1, 2]), sampling)}
+    assert len({key, *others}) == 3
+    assert key != request_key('m', ids, {**sampling, 'max_tokens': 9})
 
 
 def test_the_server_gets_the_wrappers_engine_settings(model_folder):
@@ -70,8 +68,8 @@ def test_the_server_gets_the_wrappers_engine_settings(model_folder):
 def test_local_replicas_get_their_own_gpus_or_an_error(tmp_path):
     placement = LocalPlacement(log_dir=tmp_path, devices=['0', '1', '2'])
     specs = [ReplicaSpec(f'r{i}', ['true'], {}, 1) for i in range(3)]
-    placed = placement._with_devices(specs)
+    placed = placement.prepare(specs)
     assert [s.env['CUDA_VISIBLE_DEVICES'] for s in placed] == ['0', '1', '2']
     wide = [ReplicaSpec(f'r{i}', ['true'], {}, 2) for i in range(2)]
     with pytest.raises(ReplicaError, match=r'ask for 4 GPUs in all and this machine has 3'):
-        placement._with_devices(wide)
+        placement.prepare(wide)

@@ -15,7 +15,7 @@ from runs import load_config, run_opencompass
 
 from opencompass_lveval.files.errors import ModelConfigError
 from opencompass_lveval.runner.serve_once import ServeOnceRunner
-from opencompass_lveval.serving.paced_server import paced_answer
+from opencompass_lveval.testing.paced_server import paced_answer
 
 KEPT = ('LVEval_factrecall_en_16k', 'LVEval_factrecall_zh_256k', 'LVEval_loogle_SD_mixup_64k')
 TASK = dict(type='opencompass_lveval.runner.infer_task.LongContextInferTask')
@@ -44,10 +44,17 @@ def served_config(root: Path, model: Path, replicas: int = 2) -> Path:
     cfg = load_config('eval_demo_serve.py')
     cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEPT or 'LVEval' not in d['abbr']]
     cfg.models[0]['path'] = str(model)
-    paced = [sys.executable, '-m', 'opencompass_lveval.serving.paced_server', '--port', '{port}']
+    paced = [sys.executable, '-m', 'opencompass_lveval.testing.paced_server', '--port', '{port}']
     paced += ['--tokens-per-s', '200000', '--log', str(root / 'paced-{port}.jsonl')]
     runner = cfg.infer.runner
-    runner.update(replicas=replicas, server_argv=paced, cap_tokens=20000, ready_timeout_s=60)
+    runner.update(
+        replicas=replicas,
+        server_argv=paced,
+        cap_tokens=20000,
+        ready_timeout_s=60,
+        placement_settings=dict(num_cpus=0.5),
+        plan_workers=2,
+    )
     path = root / 'config.py'
     cfg.dump(str(path))
     return path
@@ -65,8 +72,8 @@ def test_predictions_are_the_replies_to_the_planned_requests_each_asked_once(tmp
     from mmengine.config import Config
 
     from opencompass_lveval.cli import main
-    from opencompass_lveval.models.vllm import LongContextVLLM
-    from opencompass_lveval.serving.plan import model_identity, model_stop_words, plan_pair
+    from opencompass_lveval.serving.plan import RenderedPair
+    from opencompass_lveval.serving.request import engine_identity, served_model_name
     from opencompass_lveval.testing import save_tiny_llama
 
     monkeypatch.chdir(tmp_path)  # the demo's datasets read data/demo
@@ -77,21 +84,21 @@ def test_predictions_are_the_replies_to_the_planned_requests_each_asked_once(tmp
     run_opencompass(config, tmp_path, env, '-m', 'infer')
     run = sorted((tmp_path / 'out').iterdir())[-1]
     cfg = Config.fromfile(str(config), format_python_code=False)
-    model_cfg = cfg.models[0]
-    builder = LongContextVLLM.config_builder(model_cfg)
-    identity, stops = model_identity(model_cfg), model_stop_words(model_cfg, builder)
+    model_cfg, runner = cfg.models[0], cfg.infer.runner
+    served = served_model_name(engine_identity(model_cfg, runner.server_argv))
     planned = 0
     for dataset_cfg in cfg.datasets:
         path = run / 'predictions' / model_cfg['abbr'] / f'{dataset_cfg["abbr"]}.json'
         predictions = json.loads(path.read_text())
-        requests = list(plan_pair(model_cfg, dataset_cfg, identity, builder, stops))
-        assert len(predictions) == len(requests) > 0
-        for index, request in enumerate(requests):
+        meta, records = RenderedPair(model_cfg, dataset_cfg).open()
+        bodies = [{'model': served, 'prompt': b.ids, **meta['sampling']} for _, b in records]
+        assert len(predictions) == len(bodies) > 0
+        for index, body in enumerate(bodies):
             entry = predictions[str(index)]
-            assert entry['prediction'] == paced_answer(request.body)
+            assert entry['prediction'] == paced_answer(body)
             assert entry['usage']['transport'] == 'served'
-            assert entry['usage']['prompt_tokens'] == len(request.prompt_ids)
-        planned += len(requests)
+            assert entry['usage']['prompt_tokens'] == len(body['prompt'])
+        planned += len(bodies)
     keys = [line['key'] for line in received(tmp_path)]
     assert len(keys) == len(set(keys)) == planned  # every request asked once
     report = json.loads((run / 'serve' / f'{model_cfg["abbr"]}.dispatch.json').read_text())

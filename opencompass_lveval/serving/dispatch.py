@@ -54,7 +54,7 @@ _LOG = logging.getLogger(__name__)
 RETRIED_STATUS = frozenset({408, 409, 429})
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
 INLINE_IDS = 8192  # a body of more ids is built on a thread, off the loop
-IO_THREADS = 8
+IO_THREADS = 4
 
 
 class RefusedRequestError(ReplicaError):
@@ -94,9 +94,9 @@ class DispatchReport:
 
 
 class Transport(Protocol):
-    """How the dispatcher talks to one replica."""
+    """How the dispatcher talks to one replica: ``payload`` is ``request``'s body as sent."""
 
-    async def complete(self, payload: bytes) -> Response: ...
+    async def complete(self, request: PlannedRequest, payload: bytes) -> Response: ...
 
     async def healthy(self, timeout_s: float) -> bool: ...
 
@@ -109,7 +109,7 @@ class HttpTransport:
     def __init__(self, replica: Replica, settings: DispatchSettings) -> None:
         self.pool = ConnectionPool(replica.url, settings.max_reply_bytes)
 
-    async def complete(self, payload: bytes) -> Response:
+    async def complete(self, request: PlannedRequest, payload: bytes) -> Response:
         return await self.pool.post('/completions', payload)
 
     async def healthy(self, timeout_s: float) -> bool:
@@ -266,19 +266,21 @@ class Dispatcher:
     # Replicas joining and leaving ---------------------------------------------------------------
 
     def _listener(self) -> Listener:
+        def post(call, *args) -> None:  # from a supervisor thread; nothing once the loop ended
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(call, *args)
+
         def ready(replica: Replica) -> None:  # on a supervisor thread: may block
             cap = self.settings.cap_tokens
             if cap is None and self.capacity is not None:
                 cap = self.capacity(replica)
-            self.loop.call_soon_threadsafe(self._join, replica, cap)
+            post(self._join, replica, cap)
 
-        def lost(name: str, cause: str) -> None:
-            self.loop.call_soon_threadsafe(self._gone, name, cause)
-
-        def gave_up(name: str, cause: str) -> None:
-            self.loop.call_soon_threadsafe(self.wake.set)
-
-        return Listener(ready=ready, lost=lost, gave_up=gave_up)
+        return Listener(
+            ready=ready,
+            lost=lambda name, cause: post(self._gone, name, cause),
+            gave_up=lambda name, cause: post(self.wake.set),
+        )
 
     def _join(self, replica: Replica, cap: Optional[int]) -> None:
         if cap is None:
@@ -403,7 +405,7 @@ class Dispatcher:
         started = time.perf_counter()
         deadline = self.settings.request_deadline_s
         try:
-            response = await asyncio.wait_for(transport.complete(payload), deadline)
+            response = await self._within(deadline, transport.complete(request, payload))
         except asyncio.TimeoutError:
             self._retry(request, slot, f'no whole reply within request_deadline_s={deadline:g}')
             return
@@ -444,6 +446,27 @@ class Dispatcher:
         if self.report.answered >= self.next_progress:
             self.settings.progress(self.report.answered, self.total)
             self.next_progress += max(1, self.total // 20)
+
+    async def _within(self, seconds: float, exchange):
+        """``exchange`` awaited until ``seconds`` have passed, then cancelled (its connection
+        closed) and a ``TimeoutError``: one timer on the loop, no task or thread of its own."""
+        task, expired = asyncio.current_task(), []
+
+        def expire() -> None:
+            expired.append(True)
+            task.cancel()
+
+        timer = self.loop.call_later(seconds, expire)
+        try:
+            return await exchange
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            if hasattr(task, 'uncancel'):
+                task.uncancel()
+            raise asyncio.TimeoutError from None
+        finally:
+            timer.cancel()
 
     def _retry(self, request: PlannedRequest, slot: int, problem: str, fault: bool = False) -> None:
         """The request back in the queue; its replica probed, or named for a wrong reply."""

@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -44,7 +45,7 @@ from typing import Any, Optional, Protocol
 import numpy as np
 
 from ..files.atomic import atomic_open, write_text
-from .request import PlannedRequest, canonical, prompt_digest, request_key
+from .request import IdsFile, PlannedRequest, canonical, prompt_digest, request_key
 
 ROW = np.dtype(
     [
@@ -239,8 +240,15 @@ def plan_stage(jobs: list[PairJob], workers: int = 1) -> list[PairPlan]:
     import multiprocessing
 
     context = multiprocessing.get_context('spawn')  # no fork of a driver holding threads
-    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+    chosen = min(workers, len(jobs))
+    with ProcessPoolExecutor(chosen, mp_context=context, initializer=_no_engine) as pool:
         return list(pool.map(plan_pair, jobs))
+
+
+def _no_engine() -> None:
+    """In a planning process: vLLM is never imported. OpenCompass's model package imports it
+    where it is installed (seconds and half a GB a process), and planning loads no engine."""
+    sys.modules.setdefault('vllm', None)
 
 
 @dataclass
@@ -276,6 +284,7 @@ def planned_requests(folders: list[str], served_name: str) -> list[PlannedReques
         for pair in read_pairs(folder):
             sampling, answer = pair.meta['sampling'], int(pair.meta['sampling']['max_tokens'])
             label = f'{pair.meta["model"]} x {pair.meta["dataset"]} #'
+            ids = IdsFile(pair.ids_path)
             for index, row in enumerate(pair.rows):
                 key = row['key'].tobytes().hex()
                 if key in found:
@@ -290,7 +299,7 @@ def planned_requests(folders: list[str], served_name: str) -> list[PlannedReques
                     digest=row['digest'].tobytes().hex(),
                     model=served_name,
                     sampling=sampling,
-                    ids=(pair.ids_path, int(row['offset']), length),
+                    ids=(ids, int(row['offset']), length),
                     label=f'{label}{index}',
                 )
     return list(found.values())

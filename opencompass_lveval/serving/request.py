@@ -164,11 +164,29 @@ def served_model_name(identity: str) -> str:
     return f'lveval-{identity}'
 
 
+class IdsFile:
+    """A plan's file of int32 ids, opened once and read by slices (``os.pread``, from any
+    thread)."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.descriptor = path, None
+
+    def read(self, offset: int, length: int) -> list[int]:
+        if self.descriptor is None:
+            self.descriptor = os.open(self.path, os.O_RDONLY)
+        data = os.pread(self.descriptor, 4 * length, 4 * offset)
+        return np.frombuffer(data, dtype='<i4').tolist()
+
+    def __del__(self) -> None:
+        if self.descriptor is not None:
+            os.close(self.descriptor)
+
+
 @dataclass(frozen=True)
 class PlannedRequest:
-    """One request to a replica. ``ids``: a sequence in memory, or a ``(file, offset, length)``
-    slice of a plan's int32 ids (read when sent); ``tokens``: prompt plus answer, what it holds
-    of a replica's KV cache; ``cost``: what orders the queue."""
+    """One request to a replica. ``ids``: a sequence in memory, or an ``(IdsFile, offset,
+    length)`` slice of a plan's ids (read when sent); ``tokens``: prompt plus answer, what it
+    holds of a replica's KV cache; ``cost``: what orders the queue."""
 
     key: str
     cost: int
@@ -182,11 +200,9 @@ class PlannedRequest:
     label: str = ''
 
     def prompt_ids(self) -> list[int]:
-        if isinstance(self.ids, tuple) and len(self.ids) == 3 and isinstance(self.ids[0], str):
-            path, offset, length = self.ids
-            with open(path, 'rb') as stream:
-                data = os.pread(stream.fileno(), 4 * length, 4 * offset)
-            return np.frombuffer(data, dtype='<i4').tolist()
+        if isinstance(self.ids, tuple) and self.ids and isinstance(self.ids[0], IdsFile):
+            source, offset, length = self.ids
+            return source.read(offset, length)
         return list(self.ids) if not isinstance(self.ids, np.ndarray) else self.ids.tolist()
 
     def body(self) -> bytes:

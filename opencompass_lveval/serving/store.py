@@ -24,7 +24,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import tempfile
+import threading
 from contextlib import suppress
 from pathlib import Path
 from typing import Optional
@@ -111,16 +111,16 @@ class ReplyStore:
             ) from exc
 
     def _link(self, path: Path, record: dict) -> bool:
-        """The record linked to ``path`` unless a file is there: True where it was."""
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f'.{path.stem}.', suffix='.part', dir=path.parent
-        )
+        """The record linked to ``path`` unless a file is there: True where it was. The
+        temporary file's name is this process's and thread's own (no two writers share one)."""
+        temporary = path.parent / f'.{path.stem}.{os.getpid()}.{threading.get_ident()}.part'
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            with os.fdopen(descriptor, 'w', encoding='utf-8') as stream:
-                stream.write(json.dumps(record, ensure_ascii=False))
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.chmod(temporary, 0o644)
+            try:
+                os.write(descriptor, json.dumps(record, ensure_ascii=False).encode('utf-8'))
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
             os.link(temporary, path)
             return True
         except FileExistsError:

@@ -391,3 +391,88 @@ def test_a_request_that_always_fails_ends_the_dispatch_naming_it(tmp_path):
             dispatch(planned([100]), [replica], ReplyStore(tmp_path / 's'), 500, 5)
     finally:
         replica.stop()
+
+
+# In-process stand-ins (``testing/stand_in``): the dispatcher's rules without servers ----------
+
+
+def stand_in_dispatch(requests, stand_ins, store, cap, deadline=30, **settings):
+    from opencompass_lveval.serving.dispatch import Dispatcher, DispatchSettings, Fixed
+    from opencompass_lveval.testing.stand_in import stand_in_transport
+
+    chosen = DispatchSettings(deadline, cap, progress=lambda done, total: None, **settings)
+    return Dispatcher(requests, store, Fixed(stand_ins), chosen, stand_in_transport).run()
+
+
+def test_the_cap_holds_tokens_not_the_ordering_cost(tmp_path):
+    """A 128k prompt whose quadratic cost is 2.5 times its tokens fits a 200k-token cache (it
+    was refused: the cost was charged against the cap)."""
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    sampling = {'temperature': 0, 'max_tokens': 64, 'stop': []}
+    long = planned_request('e', [1] * 131072, sampling, '#long', cost=131072 + 349525 + 64)
+    short = planned_request('e', [2] * 16000, sampling, '#short')
+    store = ReplyStore(tmp_path)
+    report = stand_in_dispatch([short, long], [PacedStandIn('r0', 10**9)], store, 200_000)
+    assert report.answered == 2 and store.answered(long.expected())
+
+
+def mangled(kind: str):
+    """A stand-in's replies made wrong as a replica's may be (``testing/paced_server``'s kinds)."""
+    previous = []
+
+    def reply(answer: dict) -> dict:
+        previous.append(answer)
+        if kind == 'previous':
+            return previous[-2] if len(previous) > 1 else {**answer, 'model': 'm0'}
+        if kind == 'other-model':
+            return {**answer, 'model': 'another'}
+        if kind == 'long':
+            return {**answer, 'usage': {**answer['usage'], 'completion_tokens': 3200}}
+        if kind == 'two-choices':
+            return {**answer, 'choices': answer['choices'] * 2}
+        return {**answer, 'choices': []}
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    ('kind', 'said'),
+    [
+        ('previous', 'it answers another prompt'),
+        ('other-model', "names the model 'another'"),
+        ('long', '3200 completion tokens, more than max_tokens=8'),
+        ('two-choices', 'holds 2 choices'),
+        ('no-choices', 'holds 0 choices'),
+    ],
+)
+def test_a_reply_not_of_its_request_is_asked_again_and_its_replica_named(
+    tmp_path, caplog, kind, said
+):
+    from opencompass_lveval.serving.schedule import MAX_FAULTS
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    requests = planned([100 + i for i in range(20)])
+    wrong, right = PacedStandIn('wrong', 10**8, mangled(kind)), PacedStandIn('right', 10**7)
+    store = ReplyStore(tmp_path)
+    report = stand_in_dispatch(requests, [wrong, right], store, 400)
+    assert report.answered == len(requests) and report.faults == {'wrong': MAX_FAULTS}
+    for request in requests:  # every stored reply is the right replica's answer to it
+        reply = store.read(request.expected())[0]
+        assert reply['replica'] == 'right' and reply['text'] == f'stand-in {request.key[:12]}'
+    assert report.dropped == ['wrong']
+    assert (
+        said in caplog.text and 'wrong: 3 wrong replies, taken out of the rotation' in caplog.text
+    )
+
+
+def test_a_store_that_cannot_be_written_stops_the_stage_at_once(tmp_path):
+    from opencompass_lveval.serving.store import ReplyStoreError
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    (tmp_path / 'full').write_text('')
+    store = ReplyStore(tmp_path / 'full' / 'store')
+    started = time.monotonic()
+    with pytest.raises(ReplyStoreError, match='cannot be written.*full/store'):
+        stand_in_dispatch(planned([100] * 30), [PacedStandIn('r0', 10**6)], store, 400)
+    assert time.monotonic() - started < 5

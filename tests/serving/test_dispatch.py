@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from servers import ended
 
 from opencompass_lveval.serving.dispatch import dispatch
 from opencompass_lveval.serving.placement import ReplicaError, ReplicaSpec
@@ -238,15 +239,6 @@ def dispatch_main(folder: str, count: int) -> None:
         )
 
 
-def ended(pid: int) -> bool:
-    """Whether a process is gone or dead (a zombie its new parent has not reaped yet)."""
-    try:
-        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ('Z', 'X')
-
-
 def events(folder: Path, kind: str) -> list[dict]:
     lines = [line for log in folder.glob('r*.jsonl') for line in log_lines(log)]
     return [line for line in lines if line['event'] == kind]
@@ -257,7 +249,10 @@ def test_a_killed_dispatcher_resumed_asks_again_only_what_was_in_flight(tmp_path
     import subprocess
 
     here = Path(__file__).parent
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(here), str(here.parents[1])])}
+    env = {
+        **os.environ,
+        'PYTHONPATH': os.pathsep.join(map(str, [here, here.parent, here.parents[1]])),
+    }
     command = [
         sys.executable,
         '-c',

@@ -73,3 +73,54 @@ def test_local_replicas_get_their_own_gpus_or_an_error(tmp_path):
     wide = [ReplicaSpec(f'r{i}', ['true'], {}, 2) for i in range(2)]
     with pytest.raises(ReplicaError, match=r'ask for 4 GPUs in all and this machine has 3'):
         placement.prepare(wide)
+
+
+# The options vLLM 0.6.4's OpenAI server parses that the command may hold (its arg_utils): the
+# switches off by default are store_true there (no --no- form), chunked prefill takes a value,
+# and --generation-config does not exist yet (0.6.5 added it; 0.8 its value 'vllm').
+VLLM_0_6_4 = {
+    '--model', '--served-model-name', '--host', '--port', '--max-model-len', '--dtype',
+    '--tensor-parallel-size', '--trust-remote-code', '--enable-prefix-caching',
+    '--enable-chunked-prefill', '--hf-overrides', '--enforce-eager', '--gpu-memory-utilization',
+}  # fmt: skip
+
+
+def test_the_server_command_parses_on_the_oldest_release(model_folder):
+    model = dict(
+        abbr='m',
+        path=str(model_folder),
+        max_seq_len=65536,
+        model_kwargs=dict(dtype='bfloat16', enable_chunked_prefill=False, enforce_eager=True),
+    )
+    argv = vllm_server_argv(model, 'served', '0.6.4')
+    options = [arg for arg in argv[3:] if arg.startswith('--')]
+    assert set(options) <= VLLM_0_6_4, set(options) - VLLM_0_6_4
+    assert '--trust-remote-code' not in argv  # off: left out (0.6.4 has no --no- form)
+    at = argv.index('--enable-chunked-prefill')
+    assert argv[at + 1] == 'False'
+    newest = vllm_server_argv(model, 'served', '0.33.0')
+    assert newest[newest.index('--generation-config') + 1] == 'vllm'
+    assert '--no-enable-chunked-prefill' in newest and '--enable-chunked-prefill' not in newest
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_the_installed_vllm_parses_the_server_command(model_folder):
+    """The installed server's own parser takes the command (vLLM's import: seconds)."""
+    pytest.importorskip('vllm')
+    try:
+        from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    except ImportError:
+        from vllm.entrypoints.openai.cli_args import make_arg_parser
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:
+        from vllm.utils import FlexibleArgumentParser
+
+    model = dict(abbr='m', path=str(model_folder), max_seq_len=65536, rope_scaling=YARN,
+                 model_kwargs=dict(enable_prefix_caching=False, dtype='float32'))  # fmt: skip
+    argv = ReplicaSpec('r0', vllm_server_argv(model, 'served')).command('127.0.0.1', 8000)
+    parsed = make_arg_parser(FlexibleArgumentParser()).parse_args(argv[3:])
+    assert parsed.max_model_len == 65536 and parsed.served_model_name == ['served']
+    assert parsed.enable_prefix_caching is False and parsed.enable_chunked_prefill is True
+    assert parsed.trust_remote_code is False and parsed.dtype == 'float32'

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from servers import ended
 
 from opencompass_lveval.serving.dispatch import Dispatcher, DispatchSettings
 from opencompass_lveval.serving.journal import ReplicaJournal, read_events
@@ -60,14 +61,6 @@ def lines(folder: Path, name: str) -> list[dict]:
     return [json.loads(line) for line in text[:-1]]
 
 
-def ended(pid: int) -> bool:
-    try:
-        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ('Z', 'X')
-
-
 @pytest.mark.slow  # a replica that never loads, restarted once: seconds
 def test_a_quorum_of_three_serves_while_the_fourth_fails_to_load(tmp_path):
     broken = ReplicaSpec(
@@ -85,7 +78,11 @@ def test_a_quorum_of_three_serves_while_the_fourth_fails_to_load(tmp_path):
 @pytest.mark.slow  # a replica killed and restarted mid-run: seconds
 def test_a_replica_killed_mid_run_is_restarted_and_serves_again(tmp_path):
     specs = [paced(tmp_path, name, speed=4000) for name in ('r0', 'r1')]
-    supervisor, store, asked = supervised(tmp_path, specs), ReplyStore(tmp_path / 's'), requests(120)
+    supervisor, store, asked = (
+        supervised(tmp_path, specs),
+        ReplyStore(tmp_path / 's'),
+        requests(120),
+    )
 
     def kill_r0() -> None:
         while sum(line['event'] == 'received' for line in lines(tmp_path, 'r0')) < 3:

@@ -215,8 +215,6 @@ class SlurmPlacement:
             )
         places = assign(specs, nodes, job_gpus(detail, _expand))
         self.places = {spec.name: place for spec, place in zip(specs, places)}
-        if self.log_dir:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
         return specs
 
     def launch(self, spec: ReplicaSpec) -> SlurmReplica:
@@ -243,6 +241,7 @@ class SlurmPlacement:
             '--gpus', ','.join(map(str, positions)), '--', *spec.argv,
         ]  # fmt: skip
         if self.log_dir:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
             log = open(self.log_dir / f'{spec.name}.log', 'a', encoding='utf-8')  # noqa: SIM115
         else:
             log = open(os.devnull, 'w')  # noqa: SIM115 (the reader thread closes it)

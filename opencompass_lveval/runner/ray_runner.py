@@ -39,9 +39,9 @@ from tqdm import tqdm
 from ..files.atomic import write_text
 from ..files.errors import ClusterSetupError, ModelConfigError
 from ..models.settings import unknown_key_message
-from ..processes import connect_ray
 from .on_node import run_task
 from .outcomes import StageOutcomes
+from .processes import connect_ray
 from .refusals import refuse_gpu_request
 
 # After an attempt's deadline the driver waits this long for the node's own answer before it

@@ -249,41 +249,19 @@ class ServeOnceRunner(BaseRunner):
         return configs
 
     def serve_engine(self, work_dir: str, engine: str, configs: list[ConfigPlan]) -> None:
+        """Start an engine's replicas, dispatch what its store lacks, stop them; what -r reuses
+        is said."""
         from ..serving.dispatch import Dispatcher, DispatchSettings
-        from ..serving.environment import from_driver
-        from ..serving.placement import placement_class
         from ..serving.plan import planned_requests
-        from ..serving.replicas import kv_capacity, replica_specs
+        from ..serving.replicas import kv_capacity
         from ..serving.request import served_model_name
         from ..serving.store import ReplyStore
-        from ..serving.supervisor import Supervisor
 
         settings, logger = self.settings, get_logger()
-        model_cfg, served = configs[0].model_cfg, served_model_name(engine)
-        abbr = model_cfg['abbr']
+        abbr = configs[0].model_cfg['abbr']
         names = ', '.join(sorted({c.model_cfg['abbr'] for c in configs}))
-        requests = planned_requests([c.folder for c in configs], served)
-        store = ReplyStore(store_folder(work_dir, engine))
-        env = {**(settings['replica_env'] or {}), **from_driver(settings['replica_env_from'] or [])}
-        specs = replica_specs(
-            model_cfg,
-            served,
-            settings['replicas'],
-            env,
-            use_gpus=bool((model_cfg.get('run_cfg') or {}).get('num_gpus')),
-            server_argv=settings['server_argv'],
-        )
-        placement = placement_class(settings['placement'])(
-            log_dir=osp.join(work_dir, 'logs', 'serve', abbr),
-            **(settings['placement_settings'] or {}),
-        )
-        supervisor = Supervisor(
-            placement,
-            specs,
-            settings['ready_timeout_s'],
-            settings['max_restarts'],
-            settings['restart_backoff_s'],
-        )
+        requests = planned_requests([c.folder for c in configs], served_model_name(engine))
+        supervisor = self.supervisor(work_dir, engine, configs[0].model_cfg)
         chosen = DispatchSettings(
             request_deadline_s=settings['request_deadline_s'],
             cap_tokens=settings['cap_tokens'],
@@ -292,6 +270,7 @@ class ServeOnceRunner(BaseRunner):
             max_reply_bytes=settings['max_reply_bytes'],
             progress=lambda done, total: logger.info(f'{abbr}: {done} of {total} answered'),
         )
+        store = ReplyStore(store_folder(work_dir, engine))
         dispatcher = Dispatcher(requests, store, supervisor, chosen, capacity=kv_capacity)
         reused = dispatcher.report.skipped
         logger.info(
@@ -313,6 +292,37 @@ class ServeOnceRunner(BaseRunner):
         logger.info(
             f'{names}: served {report.answered} requests in {report.seconds:.1f} s '
             f'({report.scheduling_s:.2f} s deciding)'
+        )
+
+    def supervisor(self, work_dir: str, engine: str, model_cfg: dict) -> Any:
+        """The replicas of an engine, not started yet: their specs (the secrets given by name
+        read from this shell now), the placement, the restarts."""
+        from ..serving.environment import from_driver
+        from ..serving.placement import placement_class
+        from ..serving.replicas import replica_specs
+        from ..serving.request import served_model_name
+        from ..serving.supervisor import Supervisor
+
+        settings = self.settings
+        env = {**(settings['replica_env'] or {}), **from_driver(settings['replica_env_from'] or [])}
+        specs = replica_specs(
+            model_cfg,
+            served_model_name(engine),
+            settings['replicas'],
+            env,
+            use_gpus=bool((model_cfg.get('run_cfg') or {}).get('num_gpus')),
+            server_argv=settings['server_argv'],
+        )
+        placement = placement_class(settings['placement'])(
+            log_dir=osp.join(work_dir, 'logs', 'serve', model_cfg['abbr']),
+            **(settings['placement_settings'] or {}),
+        )
+        return Supervisor(
+            placement,
+            specs,
+            settings['ready_timeout_s'],
+            settings['max_restarts'],
+            settings['restart_backoff_s'],
         )
 
 

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Optional
 
-from ...processes import die_with_parent, end_group, free_port
+from ...runner.processes import die_with_parent, end_group, free_port
 from . import LOG_TAIL_CHARS, ReplicaError, ReplicaSpec, log_tail
 
 STOP_GRACE_S = 10.0

@@ -20,7 +20,7 @@ import socket
 import sys
 from typing import Optional
 
-from ...processes import free_port, node_address
+from ...runner.processes import free_port, node_address
 
 READY_MARK = 'LVEVAL-REPLICA '
 

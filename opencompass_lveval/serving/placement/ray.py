@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ...files.errors import ClusterSetupError
-from ...processes import connect_ray, die_with_parent, end_group, free_port
+from ...runner.processes import connect_ray, die_with_parent, end_group, free_port
 from . import LOG_TAIL_CHARS, ReplicaSpec, log_tail
 from .node_launch import resolve_argv
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import IO, Any, Optional
 
 from ...files.errors import ClusterSetupError
-from ...processes import die_with_parent
+from ...runner.processes import die_with_parent
 from . import LOG_TAIL_CHARS, ReplicaSpec
 from .node_launch import READY_MARK
 

@@ -72,7 +72,7 @@ def connect_ray(address: Optional[str], who: str, setting: str) -> Any:
     ``setting`` (where the address is set) name the fix where neither is given."""
     import ray
 
-    from .files.errors import ClusterSetupError
+    from ..files.errors import ClusterSetupError
 
     address = address or os.environ.get('RAY_ADDRESS')
     if not address:

@@ -240,13 +240,34 @@ class ServeOnceRunner(BaseRunner):
                 source = RenderedPair(config.model_cfg, dataset_cfg)
                 jobs.append(PairJob(source, config.folder, dataset_name, config.engine, square))
         workers = settings['plan_workers'] or min(8, os.cpu_count() or 1)
-        planned = plan_stage(jobs, workers)
+        if settings['placement'] == 'ray':
+            planned = self.plan_on_the_cluster(jobs)
+        else:
+            planned = plan_stage(jobs, workers)
         logger.info(
             f'planned {sum(p.requests for p in planned)} requests of {len(configs)} model configs '
-            f'({sum(p.tokens for p in planned)} prompt tokens) in {len(jobs)} pairs, '
-            f'{min(workers, len(jobs))} planning processes'
+            f'({sum(p.tokens for p in planned)} prompt tokens) in {len(jobs)} pairs, by '
+            f'{len({(p.host, p.pid) for p in planned})} processes on '
+            f'{len({p.host for p in planned})} hosts'
         )
         return configs
+
+    def plan_on_the_cluster(self, jobs: list) -> list:
+        """The jobs as Ray tasks on the placement's cluster (``plan.plan_on_ray``)."""
+        import ray
+
+        from ..serving.plan import plan_on_ray
+        from .processes import connect_ray
+
+        connected = not ray.is_initialized()
+        if connected:
+            address = (self.settings['placement_settings'] or {}).get('address')
+            connect_ray(address, 'ServeOnceRunner', 'placement_settings=dict(address=...)')
+        try:
+            return plan_on_ray(jobs, ray)
+        finally:
+            if connected:  # the placement connects afresh for the replicas
+                ray.shutdown()
 
     def serve_engine(self, work_dir: str, engine: str, configs: list[ConfigPlan]) -> None:
         """Start an engine's replicas, dispatch what its store lacks, stop them; what -r reuses

@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import sys
 import time
 from collections.abc import Iterator
@@ -179,13 +180,15 @@ class PairJob:
 
 @dataclass
 class PairPlan:
-    """What a worker planned: requests, prompt tokens, seconds, and its process's peak memory."""
+    """What a worker planned: requests, prompt tokens, seconds, and where (its process's peak
+    memory, host and pid)."""
 
     name: str
     requests: int
     tokens: int
     seconds: float
     pid: int = field(default_factory=os.getpid)
+    host: str = field(default_factory=socket.gethostname)
     peak_rss: int = 0
 
 
@@ -232,9 +235,7 @@ def plan_pair(job: PairJob) -> PairPlan:
 def plan_stage(jobs: list[PairJob], workers: int = 1) -> list[PairPlan]:
     """Every job planned, by ``workers`` spawned processes (in this one where ``workers`` is 1
     or there is one job); an error of any job is raised here, before anything is served."""
-    for folder in {job.folder for job in jobs}:  # a plan is made afresh: no pair of an earlier
-        shutil.rmtree(folder, ignore_errors=True)  # run's data is ever read as this run's
-        Path(folder).mkdir(parents=True)
+    _afresh(jobs)
     if workers <= 1 or len(jobs) <= 1:
         return [plan_pair(job) for job in jobs]
     import multiprocessing
@@ -243,6 +244,27 @@ def plan_stage(jobs: list[PairJob], workers: int = 1) -> list[PairPlan]:
     chosen = min(workers, len(jobs))
     with ProcessPoolExecutor(chosen, mp_context=context, initializer=_no_engine) as pool:
         return list(pool.map(plan_pair, jobs))
+
+
+def _afresh(jobs: list[PairJob]) -> None:
+    """The jobs' folders emptied: no pair of an earlier run's data is ever read as this run's."""
+    for folder in {job.folder for job in jobs}:
+        shutil.rmtree(folder, ignore_errors=True)
+        Path(folder).mkdir(parents=True)
+
+
+def plan_on_ray(jobs: list[PairJob], ray: Any) -> list[PairPlan]:
+    """Every job a Ray task of one CPU, on whichever node of the cluster has room: planning
+    spread over the cluster's nodes, each writing its pairs' files to the run folder, which is
+    at the same path on every node (as ``RayRunner`` requires)."""
+    _afresh(jobs)
+    task = ray.remote(num_cpus=1, max_retries=1)(_plan_on_a_node)
+    return ray.get([task.remote(job) for job in jobs])
+
+
+def _plan_on_a_node(job: PairJob) -> PairPlan:
+    _no_engine()
+    return plan_pair(job)
 
 
 def _no_engine() -> None:

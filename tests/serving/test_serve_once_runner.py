@@ -324,3 +324,24 @@ def test_a_stored_reply_not_of_its_request_is_not_a_prediction(stage, tmp_path):
     replies[1].write_bytes(replies[0].read_bytes())
     with pytest.raises(MissingReplyError, match=r'the stored one is not its answer \(.*its key is'):
         answers_of(served['models'][0], datasets)
+
+
+@pytest.mark.slow  # a Ray cluster of this machine: seconds to start
+def test_planning_spreads_over_a_ray_cluster(stage, tmp_path):
+    """With placement='ray', the pairs are planned as Ray tasks on the cluster's nodes, into
+    the same files an in-process plan writes."""
+    ray = pytest.importorskip('ray', reason='pip install "opencompass_lveval[ray]"')
+    root, model, datasets = stage
+    tasks = [dict(models=[model], datasets=[datasets], work_dir=str(tmp_path / 'here'))]
+    here = paced_runner(tmp_path).plan(tasks, str(tmp_path / 'here'))
+    ray.init(num_cpus=2, include_dashboard=False, logging_level='ERROR')
+    try:
+        spread = paced_runner(tmp_path, placement='ray').plan(tasks, str(tmp_path / 'there'))
+    finally:
+        ray.shutdown()
+    [(name, config)] = here.items()
+    folders = [Path(config.folder), Path(spread[name].folder)]
+    files = [sorted(p.name for p in folder.iterdir()) for folder in folders]
+    assert files[0] == files[1] and len(files[0]) == 3 * len(datasets)
+    for file in files[0]:
+        assert (folders[0] / file).read_bytes() == (folders[1] / file).read_bytes(), file

@@ -45,7 +45,7 @@ THROUGHPUT_SETTINGS = frozenset({
     'tensor_parallel_size', 'pipeline_parallel_size', 'data_parallel_size',
     'distributed_executor_backend', 'disable_custom_all_reduce', 'disable_log_stats',
     'enable_prefix_caching', 'enable_chunked_prefill', 'max_parallel_loading_workers',
-    'preemption_mode', 'scheduling_policy', 'seed',
+    'preemption_mode', 'scheduling_policy',
 })  # fmt: skip
 # The servers' environment of the same kind, and what says where they run or log.
 THROUGHPUT_ENV = frozenset({

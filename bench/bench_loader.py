@@ -14,41 +14,32 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 from corpora import DEFAULT, read_book
+from measured import best_of
 
 RECORDS, WORDS = 124, 128_000
 
-MEASURE = r"""
-import json, os, sys, time
+SETUP = r"""
+import os
 mode, path = sys.argv[1], sys.argv[2]
 name = os.path.basename(path)[:-len('.jsonl')]
 if mode != 'bare':
     from opencompass_lveval.lveval.dataset import LVEvalDataset
     from opencompass_lveval.lveval.data import SubsetSource
-def status(field):
-    for line in open('/proc/self/status'):
-        if line.startswith(field):
-            return int(line.split()[1]) * 1024
-open('/proc/self/clear_refs', 'w').write('5')
-base = status('VmRSS')
-start = time.perf_counter()
+"""
+TIMED = r"""
 if mode == 'bare':
     with open(path, encoding='utf-8') as f:
         rows = [json.loads(line) for line in f]
-    n = len(rows)
+    count = len(rows)
 elif mode == 'ours':
-    n = len(LVEvalDataset.load(name=name, path=os.path.dirname(path)))
+    count = len(LVEvalDataset.load(name=name, path=os.path.dirname(path)))
 else:  # the whole OpenCompass-facing construction, reader included
-    n = len(LVEvalDataset(abbr='x', name=name, path=os.path.dirname(path),
-                          reader_cfg=dict(input_columns=['context', 'input'],
-                                          output_column='answers')).test)
-seconds = time.perf_counter() - start
-print(json.dumps({'mode': mode, 'rows': n, 'seconds': seconds,
-                  'peak_bytes': status('VmHWM') - base}))
+    count = len(LVEvalDataset(abbr='x', name=name, path=os.path.dirname(path),
+                              reader_cfg=dict(input_columns=['context', 'input'],
+                                              output_column='answers')).test)
 """
 
 
@@ -96,13 +87,6 @@ def build_huge_file(corpora: Path, out: Path, megabytes: int) -> Path:
     return path
 
 
-def measure(mode: str, path: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, '-c', MEASURE, mode, str(path)], check=True, capture_output=True, text=True
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--corpora', default=str(DEFAULT))
@@ -115,12 +99,10 @@ def main() -> None:
     print(f'file: {path} ({size / 1e6:.1f} MB, {RECORDS} records x {WORDS} words)')
     best = {}
     for mode in ('bare', 'ours', 'ours_oc'):
-        runs = [measure(mode, path) for _ in range(args.repeat)]
-        best[mode] = min(runs, key=lambda r: r['seconds'])
-        peak = max(r['peak_bytes'] for r in runs)
+        best[mode], peak = best_of(args.repeat, SETUP, TIMED, mode, str(path))
         print(
             f'{mode:>5}: best {best[mode]["seconds"]:.3f} s of {args.repeat}, '
-            f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {best[mode]["rows"]}'
+            f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {best[mode]["count"]}'
         )
     ratio = best['ours']['seconds'] / best['bare']['seconds']
     print(
@@ -131,12 +113,10 @@ def main() -> None:
     size = huge.stat().st_size
     print(f'file: {huge} ({size / 1e6:.1f} MB, one record of {args.huge_mb} MB between two small)')
     for mode in ('bare', 'ours'):
-        runs = [measure(mode, huge) for _ in range(args.repeat)]
-        fastest = min(runs, key=lambda r: r['seconds'])
-        peak = max(r['peak_bytes'] for r in runs)
+        fastest, peak = best_of(args.repeat, SETUP, TIMED, mode, str(huge))
         print(
             f'{mode:>5}: best {fastest["seconds"]:.3f} s of {args.repeat}, '
-            f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {fastest["rows"]}'
+            f'peak +{peak / 1e6:.0f} MB ({peak / size:.2f}x file), rows {fastest["count"]}'
         )
 
 

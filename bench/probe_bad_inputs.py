@@ -18,15 +18,19 @@ wording; a refusal counts as good when it names what the case says it must name.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import csv
 import json
 import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -1368,6 +1372,275 @@ SERVING_CASES = {
 }  # fmt: skip
 
 
+# ---- runners under faults (issue 43): RayRunner on a one-machine Ray cluster, run folders --------
+# Each tree gets its own Ray cluster (two CPUs, no GPU), whose workers import that tree: the
+# runner's code before the fixes was unpickled there by reference. Tasks are shell lines.
+
+RAY_PRELUDE = """
+import json, os, sys
+from mmengine.config import Config
+from opencompass.registry import TASKS
+from opencompass.tasks.base import BaseTask
+from opencompass_lveval.runner.ray_runner import RayRunner
+
+
+@TASKS.register_module(force=True)
+class ProbeTask(BaseTask):  # OpenCompass's command form: its config path given to a shell
+    name_prefix, log_subdir, output_subdir = 'Probe', 'logs/probe', 'probe'
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.num_gpus = 0
+
+    def get_command(self, cfg_path, template):
+        return template.format(task_cmd=self.model_cfgs[0]['shell'].replace('CFG', cfg_path))
+
+    def run(self):  # only its command runs
+        pass
+
+
+def task(abbr, shell, work='run'):
+    model = dict(abbr=abbr, shell=shell)
+    return Config(dict(models=[model], datasets=[[dict(abbr='d')]], work_dir=os.path.abspath(work)))
+
+
+def launch(tasks, **settings):
+    status = RayRunner(dict(type='ProbeTask'), **settings).launch(tasks)
+    print('status', json.dumps(status), flush=True)
+"""
+_RAY_HEADS: dict = {}
+
+
+def probe_ray(tree: Path, env: dict | None = None) -> str:
+    """The address of a one-node Ray cluster whose processes import ``tree`` (and get ``env``),
+    started at the first call for them and stopped when the probe ends."""
+    key = (str(tree), json.dumps(env, sort_keys=True))
+    if key not in _RAY_HEADS:
+        from servers import free_port
+
+        port = free_port()
+        head = subprocess.Popen(
+            [str(Path(sys.executable).with_name('ray')), 'start', '--head', '--block',
+             '--node-ip-address=127.0.0.1', f'--port={port}', '--num-cpus=2', '--num-gpus=0',
+             '--include-dashboard=false', '--disable-usage-stats',
+             '--object-store-memory=100000000'],
+            env={**os.environ, 'PYTHONPATH': str(tree), **(env or {})}, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=stop_with_parent,
+        )  # fmt: skip
+        atexit.register(_stop_group, head)
+        _RAY_HEADS[key] = f'127.0.0.1:{port}'
+        time.sleep(8)  # the head and its raylet start
+    return _RAY_HEADS[key]
+
+
+def stop_with_parent() -> None:
+    """In ``ray start --block``: SIGTERM (it stops what it started) when the probe dies."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _stop_group(head: subprocess.Popen) -> None:
+    head.terminate()
+    try:
+        head.wait(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+
+
+def ray_run(p: Probe, body: str, address: str | None = None, env=None, timeout=120) -> Ran:
+    """``body`` after ``RAY_PRELUDE`` in the case's folder, ``RAY_ADDRESS`` the tree's cluster
+    (or ``address``)."""
+    environment = {'RAY_ADDRESS': address or probe_ray(p.tree), 'PYTHONPATH': str(p.tree)}
+    return p.python(RAY_PRELUDE + body, env={**environment, **(env or {})}, timeout=timeout)
+
+
+def statuses(ran: Ran) -> list | None:
+    line = next((line for line in ran.out.splitlines() if line.startswith('status ')), None)
+    return json.loads(line[len('status ') :]) if line else None
+
+
+def ray_address(kind: str):
+    """``RAY_ADDRESS`` naming a port nothing listens on, one that never answers, or an HTTP
+    server: refused within the default limit, naming the address, or unbounded."""
+
+    def case(p: Probe):
+        from servers import HostileServer, SilentPort, free_port
+
+        if kind == 'closed':
+            server, address = contextlib.nullcontext(), f'127.0.0.1:{free_port()}'
+        elif kind == 'silent':
+            server = SilentPort()
+            address = server.address
+        else:
+            server = HostileServer(lambda handler, body: handler.send_error(404))
+            address = server.url.split('/')[2]
+        with server:
+            ran = ray_run(p, "launch([task('a', 'true')])", address=address, timeout=75)
+        outcome, detail = refusal(ran, address)
+        return outcome, f'{ran.seconds:.0f} s: {detail}'
+
+    return case
+
+
+def ray_num_cpus(value: str, judge_at_build: bool):
+    """``num_cpus`` no node can give (64 on 2 CPUs) or no number can be (inf): refused with the
+    reason before anything reaches the cluster, or waiting (unbounded) or crashing."""
+
+    def case(p: Probe):
+        ran = ray_run(p, f"launch([task('a', 'true')], num_cpus={value})", timeout=75)
+        log = p.tmp / 'run' / 'logs' / 'probe' / 'a' / 'd.out'
+        said = log.read_text() if log.is_file() else ''
+        if ran.timed_out:
+            return UNBOUNDED, f'no answer after {ran.seconds:.0f} s'
+        if judge_at_build:
+            return refusal(ran, 'num_cpus', 'inf')
+        if statuses(ran) == [['Probe[a/d]', 1]] and 'num_cpus' in said and '64' in said:
+            return GOOD, f'{ran.seconds:.0f} s: {said.strip()[:90]}'
+        return CRASH, f'{ran.seconds:.0f} s: {ran.last_line()}'
+
+    return case
+
+
+def ray_rerun_only_node_lost(p: Probe):
+    """The journal of an earlier stage marks the only node lost (its live id): the task must run
+    at once, not wait the deadline (60 s here) twice."""
+    nodes = ray_run(p, 'import ray\nray.init()\nprint("node", ray.nodes()[0]["NodeID"])')
+    node = next(line.split()[1] for line in nodes.out.splitlines() if line.startswith('node '))
+    lost = {'task': 'Probe[x/d]', 'attempt': 1, 'host': 'lvnode9', 'node_id': node,
+            'outcome': 'deadline', 'lost': True}  # fmt: skip
+    p.write('run/logs/ray_runner.jsonl', json.dumps(lost) + '\n')
+    ran = ray_run(p, "launch([task('a', 'true')], deadline_s=60)", timeout=100)
+    if ran.timed_out or ran.seconds > 60:
+        return UNBOUNDED, f'{ran.seconds:.0f} s (deadline 60 s): {ran.last_line()}'
+    if statuses(ran) != [['Probe[a/d]', 0]]:
+        return CRASH, ran.last_line()
+    return GOOD, f'ran in {ran.seconds:.0f} s'
+
+
+def ray_task_leaves_processes(p: Probe):
+    mark = f'sleep 1732.{os.getpid()}'
+    ran = ray_run(p, f"launch([task('a', '{mark}1 & setsid nohup {mark}2 >/dev/null 2>&1 &')])")
+    left = _processes(mark)
+    for pid in left:  # the probe's own leftovers
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    if statuses(ran) != [['Probe[a/d]', 0]]:
+        return CRASH, ran.last_line()
+    if left:
+        return UNBOUNDED, f'{len(left)} processes left running after the task ended'
+    return GOOD, 'exit 0, no process left'
+
+
+def _processes(start: str) -> list[int]:
+    found = []
+    for cmdline in Path('/proc').glob('[0-9]*/cmdline'):
+        with contextlib.suppress(OSError):
+            if cmdline.read_bytes().replace(b'\0', b' ').decode().startswith(start):
+                found.append(int(cmdline.parent.name))
+    return found
+
+
+def ray_node_without_package_code(p: Probe):
+    """A node whose Python has the package's metadata but imports a broken copy of its code
+    (its processes' PYTHONPATH): the run must stop naming the node."""
+    shadow = p.write(
+        'shadow/opencompass_lveval/__init__.py', 'import missing_code_of_the_package\n'
+    )
+    address = probe_ray(p.tree, {'PYTHONPATH': str(shadow.parents[1])})
+    ran = ray_run(p, "launch([task('a', 'true'), task('b', 'true')])", address=address)
+    host = socket.gethostname()
+    if ran.rc == 0:
+        return CRASH, f'exit 0, {statuses(ran)}, the node not named: {ran.last_line()}'
+    return refusal(ran, host, 'missing_code_of_the_package')
+
+
+def ray_journal_line(line: str):
+    """A journal line that is JSON but no object, or cut: named and skipped, or a crash, or
+    dropped without a word."""
+
+    def case(p: Probe):
+        p.write('run/logs/ray_runner.jsonl', line)
+        ran = ray_run(p, "launch([task('a', 'true')])")
+        if 'Traceback' in ran.out or statuses(ran) is None:
+            return CRASH, ran.last_line()
+        if 'ray_runner.jsonl, line 1' in ran.out:
+            return GOOD, 'named and skipped, the task ran'
+        return WRONG, 'the line dropped without a word'
+
+    return case
+
+
+def ray_two_drivers(p: Probe):
+    """A second driver on a run folder while the first one's task runs: the task must run once,
+    the second driver refused naming the first."""
+    ran_file, deadline = p.tmp / 'ran.txt', time.monotonic() + 90
+    body = f"launch([task('a', 'echo ran >> {ran_file}; sleep 20')])"
+    first = threading.Thread(target=ray_run, args=(p, body))
+    first.start()
+    while not ran_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    second = ray_run(p, body)
+    first.join()
+    runs = lines_in(ran_file)
+    if runs > 1:
+        return WRONG, f'the task ran {runs} times at once, no word of the other driver'
+    return refusal(second, 'another driver', 'pid')
+
+
+def ray_run_folder(name: str):
+    """The run started in a folder named ``name``: the task must get its config path as one
+    word, and nothing in the name may run."""
+
+    def case(p: Probe):
+        folder = p.path(f'{name}/x').parent
+        folder.mkdir(parents=True, exist_ok=True)
+        check = 'python3 -c "import sys; assert len(sys.argv) == 2, sys.argv[1:]" CFG'
+        ran = ray_run(p, f"os.chdir({str(folder)!r})\nlaunch([task('a', {check!r})])")
+        if list(p.tmp.rglob('INJECTED')):
+            return UNSAFE, 'the folder name ran: INJECTED was created'
+        if statuses(ran) != [['Probe[a/d]', 0]]:
+            log = folder / 'run' / 'logs' / 'probe' / 'a' / 'd.out'
+            said = log.read_text().strip().splitlines()[-1:] if log.is_file() else ran.last_line()
+            return CRASH, f'the task failed: {said}'
+        return GOOD, 'the task got its config path, nothing injected'
+
+    return case
+
+
+def local_run_folder_injection(p: Probe):
+    """The same folder name under the package's LocalRunner, whose task command holds it."""
+    folder = p.path('r$(touch INJECTED)x/x').parent
+    folder.mkdir(parents=True, exist_ok=True)
+    body = RAY_PRELUDE.replace('from opencompass_lveval.runner.ray_runner import RayRunner', '')
+    body += (
+        'from opencompass_lveval.runner.local import CheckedLocalRunner\n'
+        f'os.chdir({str(folder)!r})\n'
+        "runner = CheckedLocalRunner(task=dict(type='ProbeTask'), max_num_workers=1)\n"
+        "print('status', json.dumps(runner.launch([task('a', 'test -f CFG')])))\n"
+    )
+    ran = p.python(body, env={'PYTHONPATH': str(p.tree), 'CUDA_VISIBLE_DEVICES': ''})
+    if list(p.tmp.rglob('INJECTED')):
+        return UNSAFE, 'the folder name ran: INJECTED was created'
+    if statuses(ran) != [['Probe[a/d]', 0]]:
+        return CRASH, ran.last_line()
+    return GOOD, 'the task got its config path, nothing injected'
+
+
+def ray_secret_by_name(p: Probe):
+    """A variable the node lacks, passed by name: the task sees it, no file holds it."""
+    secret = 'sk-probe-' + os.urandom(8).hex()
+    body = "launch([task('a', 'test -n \"$PROBE_SECRET\"')], task_env_from=['PROBE_SECRET'])"
+    ran = ray_run(p, body, env={'PROBE_SECRET': secret})
+    holding = [f for f in p.tmp.rglob('*') if f.is_file() and secret.encode() in f.read_bytes()]
+    if holding:
+        return UNSAFE, f'its value is in {holding[0].relative_to(p.tmp)}'
+    if statuses(ran) != [['Probe[a/d]', 0]]:
+        return CRASH, f'no way to pass it: {ran.last_line()}'
+    return GOOD, 'the task saw it, no file holds it'
+
+
 LOAD_LVEVAL = (
     'from opencompass_lveval.lveval import data\n'
     "source = data.locate(data.default_data_dir(), 'cmrc_mixup_16k')\n"
@@ -1614,6 +1887,22 @@ CASES = {
     'run-failed-inference': run_with_failed_inference,
     # serving (issue 43): replies bound to their requests, the reply store, settings
     **SERVING_CASES,
+    # runners under faults (issue 43): RayRunner on a one-machine Ray cluster, run folders
+    'ray-address-closed-port': ray_address('closed'),
+    'ray-address-silent-port': ray_address('silent'),
+    'ray-address-http-server': ray_address('http'),
+    'ray-num-cpus-64': ray_num_cpus('64', judge_at_build=False),
+    'ray-num-cpus-inf': ray_num_cpus("float('inf')", judge_at_build=True),
+    'ray-rerun-only-node-lost': ray_rerun_only_node_lost,
+    'ray-task-leaves-processes': ray_task_leaves_processes,
+    'ray-node-without-package-code': ray_node_without_package_code,
+    'ray-journal-not-an-object': ray_journal_line('[1, 2]\n'),
+    'ray-journal-cut-line': ray_journal_line('{"task": "Probe[x/d]", "attem'),
+    'ray-two-drivers': ray_two_drivers,
+    'ray-run-folder-space': ray_run_folder('run folder'),
+    'ray-run-folder-injection': ray_run_folder('r$(touch INJECTED)x'),
+    'local-run-folder-injection': local_run_folder_injection,
+    'ray-secret-by-name': ray_secret_by_name,
 }
 
 

@@ -22,10 +22,11 @@ from .commands import (
     inputs,
     leaderboard,
     report,
+    score,
 )
 
-# In the order of ``lveval --help``; the benchmarks' own commands come after ``data``.
-BEFORE, AFTER = [configs_dir, data], [report, build, dry_run, inputs, leaderboard, compare]
+# In the order of ``lveval --help``; the benchmarks' own commands come after ``score``.
+BEFORE, AFTER = [configs_dir, data, score], [report, build, dry_run, inputs, leaderboard, compare]
 
 
 class UsageError(Exception):
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}')
     subparsers = parser.add_subparsers(dest='command', required=True)
 
-    # The package's benchmarks' commands come after ``data``; outside benchmarks' come last, so
+    # The package's benchmarks' commands come after ``score``; outside benchmarks' come last, so
     # that one taking a command's name is the one left out (with a warning naming it).
     builtin = [b for b in benchmarks.registered() if benchmarks.plugin_of(b) is None]
     outside = [b for b in benchmarks.registered() if benchmarks.plugin_of(b) is not None]

@@ -46,6 +46,27 @@ BOOK_SLICES = {
 PAPER_EXCERPTS = {'seeds/lveval_paper_v2.txt': ((605, 640), (765, 786))}
 EXCERPT_GAP = '\n[...]\n'
 
+# Not from ../shared: nltk_data's punkt_tab English model (RULER splits its essay haystack with
+# it), as the llama-index-core 0.14.25 wheel on PyPI ships it (its punkt_tab.zip, sha256
+# e57f6418...0106, is nltk_data's), with the package's README; checked by these sha256s.
+PUNKT_TAB = {
+    'reference/nltk_data/tokenizers/punkt_tab/README': (
+        'd3251cae66a9359bd68c039e3a46172a05ca9df0b27dcdfa23ae594d68d27ec4'
+    ),
+    'reference/nltk_data/tokenizers/punkt_tab/english/abbrev_types.txt': (
+        '92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779'
+    ),
+    'reference/nltk_data/tokenizers/punkt_tab/english/collocations.tab': (
+        '8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf'
+    ),
+    'reference/nltk_data/tokenizers/punkt_tab/english/ortho_context.tab': (
+        '4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c'
+    ),
+    'reference/nltk_data/tokenizers/punkt_tab/english/sent_starters.txt': (
+        'f3f8535483e1dba487241b764945168123bca3209a9645e59acd1225dc76edac'
+    ),
+}
+
 GOLDEN_CASES = 'golden/lveval/cases.jsonl'  # all 2,106 LV-Eval cases
 OFFICIAL_RESULT = 'golden/lveval/official_result/result.json'
 # One official prediction file per metric (qa_f1_score_with_gold_ans, qa_f1_score,
@@ -78,6 +99,7 @@ def copies() -> tuple[str, ...]:
         *(f'{name}.gz' for name in GZIPPED),
         *BOOK_SLICES,
         *PAPER_EXCERPTS,
+        *PUNKT_TAB,
     )
 
 

@@ -1,5 +1,5 @@
 """tools/rig.py as the cluster tests use it: its node names, a call of it, why it cannot start
-here, and the wait for something to happen on it."""
+here, the processes of its nodes, and the wait for something to happen on it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Optional
 
 import pytest
@@ -59,6 +60,18 @@ def skip_unless_possible(reason: Optional[str]) -> None:
         if os.environ.get('CI'):
             pytest.fail(f'CI runs the cluster tests, but {reason}')
         pytest.skip(reason)
+
+
+def command_lines() -> list[str]:
+    """The command line of every process on this machine, arguments joined by spaces (the rig's
+    nodes included: this machine sees every node's process table)."""
+    found = []
+    for cmdline in Path('/proc').glob('[0-9]*/cmdline'):
+        try:
+            found.append(cmdline.read_bytes().replace(b'\0', b' ').decode())
+        except OSError:
+            continue
+    return found
 
 
 def wait_for(find, timeout: float, what: str, process: Optional[subprocess.Popen] = None):

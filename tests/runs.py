@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 from pathlib import Path
 
 from opencompass_lveval.testing.conformance import OPENCOMPASS as OPENCOMPASS
@@ -43,3 +45,20 @@ def results(work_dir: Path, model: str, work='out') -> dict:
     return {
         path.stem: json.loads(path.read_text()) for path in (run / 'results' / model).glob('*.json')
     }
+
+
+@contextlib.contextmanager
+def logged():
+    """The messages OpenCompass's logger gives meanwhile (its handlers write to the stream
+    that was stdout when it was made)."""
+    from opencompass.utils import get_logger
+
+    messages = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())
+    logger = get_logger()
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)

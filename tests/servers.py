@@ -299,6 +299,23 @@ class HostileServer:
         self._server.server_close()
 
 
+class SilentPort:
+    """A port on 127.0.0.1 (``address``, host:port) that accepts connections and never says a
+    word, as a server hung after its accept or a link that lost its peer."""
+
+    def __init__(self) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(('127.0.0.1', 0))
+        self._socket.listen(8)
+        self.address = f'127.0.0.1:{self._socket.getsockname()[1]}'
+
+    def __enter__(self) -> SilentPort:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._socket.close()
+
+
 def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
     """A certificate for 127.0.0.1 and its key, made by the openssl command (skip without it);
     trusted by requests through ``REQUESTS_CA_BUNDLE``."""

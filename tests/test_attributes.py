@@ -21,10 +21,22 @@ def test_the_page_is_what_the_classes_say():
 def test_every_entry_says_what_it_is():
     import importlib
 
-    for spec in attributes.CLASSES:
+    for spec in (*attributes.CLASSES, *attributes.PARTS):
         module, _, name = spec.partition(':')
         for entry in attributes.entries(getattr(importlib.import_module(module), name)):
             assert entry.doc, f'{name}.{entry.name} has no docstring or comment'
+
+
+def test_each_entry_has_a_description_of_its_own():
+    """No two entries of a class share one text (a comment over a block of assignments)."""
+    import importlib
+    from collections import Counter
+
+    for spec in (*attributes.CLASSES, *attributes.PARTS):
+        module, _, name = spec.partition(':')
+        found = attributes.entries(getattr(importlib.import_module(module), name))
+        shared = [e.name for e in found if Counter(x.doc for x in found)[e.doc] > 1]
+        assert shared == [], f'{name}: {shared} share one description'
 
 
 def test_the_attributes_a_declaration_needs_are_on_the_page():

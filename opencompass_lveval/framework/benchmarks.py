@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..report.tables import BoardTable, Table
 
@@ -27,6 +27,7 @@ from ..report.tables import BoardTable, Table
 BUILTIN = (
     'opencompass_lveval.lveval.benchmark:LVEval',
     'opencompass_lveval.adaleval.benchmark:AdaLEval',
+    'opencompass_lveval.ruler.benchmark:Ruler',
 )
 ENTRY_POINT_GROUP = 'opencompass_lveval.benchmarks'
 Cell = tuple[str, str]  # (task, size)
@@ -58,18 +59,31 @@ class LengthUnit:
     ``lveval inputs --count-only`` counts a tokenizer-free model's prompts in."""
 
     name: str  # plural, as printed after a number: 'words', 'cl100k_base tokens'
-    count: Callable[[str], int]
+    count: Callable[[str], int]  # a text's length in this unit
     texts: str = ''  # the texts it measures, where a benchmark has several units: 'English'
+    # The lengths are the model's own tokens: a model with a tokenizer is counted in its tokens;
+    # ``name`` and ``count`` are what a model without one (a CPU baseline) is counted in instead.
+    model_tokens: bool = False
 
     @property
     def phrase(self) -> str:
-        """``words for English``; the bare name where it measures every text."""
+        """``words for English``; the bare name where it measures every text; ``the model's
+        tokens (words without a tokenizer)`` for the model's own tokens."""
+        if self.model_tokens:
+            return f"the model's tokens ({self.name} without a tokenizer)"
         return f'{self.name} for {self.texts}' if self.texts else self.name
 
 
 def argument(flag: str, **options) -> Argument:
     """One ``add_argument`` call, as data."""
     return flag, options
+
+
+def argument_names(arguments) -> list[str]:
+    """The argparse names of ``argument`` calls: ``--no-cfi`` is ``no_cfi``, a ``dest`` wins."""
+    return [
+        options.get('dest') or flag.lstrip('-').replace('-', '_') for flag, options in arguments
+    ]
 
 
 @dataclass(frozen=True)
@@ -84,7 +98,66 @@ class BuildKind:
     @property
     def names(self) -> list[str]:
         """The argparse names of the arguments: ``--no-cfi`` is ``no_cfi``."""
-        return [flag.lstrip('-').replace('-', '_') for flag, _ in self.arguments]
+        return argument_names(self.arguments)
+
+
+@dataclass(frozen=True)
+class OfficialScorer:
+    """A benchmark's official scoring of predictions in the official layout, run as ``lveval
+    score --benchmark NAME ARGUMENTS``: its help, its arguments (``argument(...)`` calls, in
+    ``--help`` order; ``--benchmark`` is the command's own) and ``score``, the function taking
+    them as keywords by their argparse names and returning the lines to print; given as
+    ``'module:function'`` it is imported only when the command runs."""
+
+    help: str  # what it scores and writes, for ``lveval score --help``
+    arguments: tuple[Argument, ...]  # ``argument(...)`` calls, in ``--help`` order
+    score: Any  # 'package.module:function', or the function
+    # what ``--benchmark`` calls it: the benchmark's name by default; each of a benchmark's
+    # several scorers has its own (MRCR's ``mrcr_openai`` and ``mrcr_v2``)
+    name: Optional[str] = None
+
+    @property
+    def names(self) -> list[str]:
+        """Its arguments' argparse names: the keywords ``score`` takes."""
+        return argument_names(self.arguments)
+
+    def function(self) -> Callable[..., list[str]]:
+        """``score`` itself, its module imported where it is named as text."""
+        if not isinstance(self.score, str):
+            return self.score
+        module, _, name = self.score.partition(':')
+        return getattr(importlib.import_module(module), name)
+
+
+# Where a context splits into sentences: after an end of sentence (Latin or CJK), or at a line
+# break. The extractive baseline's candidate answers, unless a benchmark declares otherwise.
+SENTENCE_ENDS = r'(?<=[.!?。！？；;])\s*|\n+'
+
+
+@dataclass(frozen=True)
+class PromptReading:
+    """How the extractive CPU baseline reads one benchmark's prompts (``models/baselines.py``):
+    the question starts at the last match of ``question`` and runs to the prompt's end (an answer
+    prefix after it included); the context before it is split on ``candidates`` into the
+    candidate answers, of which those matching ``keep`` (anywhere) count. A prompt with no match
+    is not this benchmark's. RULER's needles: ``PromptReading(r'\\nWhat (?:is|are all) the
+    special magic', keep='One of the special magic')``."""
+
+    question: str  # a regular expression; its last match starts the question
+    candidates: str = SENTENCE_ENDS  # a regular expression the context is split on
+    keep: Optional[str] = None  # a regular expression a candidate must match; None: any
+
+    def read(self, prompt: str) -> Optional[tuple[list[str], str]]:
+        """(candidate answers, question) of a prompt it matches; None for another prompt."""
+        import re
+
+        starts = [match.start() for match in re.finditer(self.question, prompt)]
+        if not starts:
+            return None
+        context, question = prompt[: starts[-1]], prompt[starts[-1] :]
+        pieces = [piece.strip() for piece in re.split(self.candidates, context) if piece]
+        kept = [p for p in pieces if p and (self.keep is None or re.search(self.keep, p))]
+        return kept, question.strip()
 
 
 BUILD_OUTPUT = (
@@ -112,6 +185,8 @@ class Benchmark(ABC):
     # The result metrics a leaderboard keeps: its headline and other ``metrics`` among them, or
     # the board drops their tables (registration refuses that; a declared benchmark: ``metrics``).
     board_metrics: tuple[str, ...] = ('score',)
+    # Its second factors beside task x size (``factors.Factor``; ``GridBenchmark`` presents them).
+    factors: tuple = ()
 
     # Data ----------------------------------------------------------------------------------------
 
@@ -186,6 +261,11 @@ class Benchmark(ABC):
         does not), for depth maps; None for datasets that get no depth map."""
         return None
 
+    def record_factors(self, result: dict) -> dict[str, list]:
+        """Per record, its value of each of the benchmark's per-record factors (factor name ->
+        values), from a result's ``details``; empty where it has none."""
+        return {}
+
     def depth_maps(self, results: dict[str, dict], scores: dict, depths: dict, **others) -> list:
         """One model's depth maps (``report.depth.DepthMap``) from its results (abbr -> result),
         per-record scores (abbr -> ``record_scores``) and depths (abbr -> ``record_depths``);
@@ -215,9 +295,20 @@ class Benchmark(ABC):
         return {}
 
     def commands(self) -> list[Callable]:
-        """Its own subcommands (``lveval score`` for official-format prediction files), each a
-        function adding its parser to ``lveval``'s subparsers."""
+        """Its own subcommands (LV-Eval's ``lveval judge``), each a function adding its parser to
+        ``lveval``'s subparsers."""
         return []
+
+    # Its official scorer of predictions in the official layout (``OfficialScorer``), run by
+    # ``lveval score --benchmark NAME``, or a tuple of several, each named; the first registered
+    # benchmark's first scorer is the default.
+    official_scorer: Union[OfficialScorer, tuple[OfficialScorer, ...], None] = None
+
+    def official_scorers(self) -> dict[str, OfficialScorer]:
+        """Its official scorers by the name ``--benchmark`` gives (its own name by default)."""
+        found = self.official_scorer
+        found = found if isinstance(found, tuple) else (found,) if found is not None else ()
+        return {scorer.name or self.name: scorer for scorer in found}
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         """(the official prompt text, the official answer length) of one of its datasets'
@@ -227,6 +318,11 @@ class Benchmark(ABC):
     def random_answer(self, prompt: str, rng: random.Random) -> Optional[str]:
         """A uniformly random valid answer to one of its prompts; None for other prompts."""
         return None
+
+    # How the extractive CPU baseline splits its prompts into candidate answers and a question
+    # (``PromptReading``); None: as every prompt by default, the question its last paragraph
+    # (after the last blank line), the candidates the sentences and lines before it.
+    extractive_reading: Optional[PromptReading] = None
 
     def demo_datasets(self, path: str) -> list[dict]:
         """Its part of ``configs/eval_demo.py``: dataset configs reading the synthetic data that
@@ -256,8 +352,34 @@ class Benchmark(ABC):
 
     def check_declaration(self) -> list[str]:
         """What in its declaration the framework cannot use, one line each naming the attribute
-        and the fix; registration refuses a benchmark with any."""
-        return []
+        and the fix; registration refuses a benchmark with any. Here: an ``official_scorer``
+        taking ``--benchmark``, an ``extractive_reading`` whose patterns do not compile."""
+        import re
+
+        where, problems = type(self).__name__, []
+        scorers = self.official_scorer
+        several = isinstance(scorers, tuple)
+        for scorer in scorers if several else (scorers,) if scorers is not None else ():
+            if 'benchmark' in scorer.names:
+                problems.append(
+                    f"{where}.official_scorer declares --benchmark, which is `lveval score`'s "
+                    'own: rename the argument'
+                )
+        if several and len(self.official_scorers()) != len(scorers):
+            problems.append(
+                f'{where}.official_scorer holds several scorers under one name: give each its '
+                "own name (OfficialScorer(..., name='...'))"
+            )
+        reading = self.extractive_reading
+        for field in ('question', 'candidates', 'keep') if reading is not None else ():
+            try:
+                re.compile(getattr(reading, field) or '')
+            except (re.error, TypeError) as exc:
+                problems.append(
+                    f'{where}.extractive_reading.{field} {getattr(reading, field)!r} is no '
+                    f'regular expression ({exc}); fix the pattern'
+                )
+        return problems
 
     def shown_sizes(self, sizes: Any) -> list[str]:
         """What a board shows of it (``board_sizes``), as short phrases for one line."""

@@ -17,10 +17,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional, Union
 
-from .benchmarks import LengthUnit, mark_synthetic
+from ..report.rounding import counted
+from .benchmarks import mark_synthetic
 from .grid import GridBenchmark
-
-WORDS = LengthUnit('words', lambda text: len(text.split()))
 
 
 class DeclaredBenchmark(GridBenchmark):
@@ -123,11 +122,6 @@ class DeclaredBenchmark(GridBenchmark):
 
     # Cells and data ----------------------------------------------------------------------------
 
-    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
-        """What ``lveval inputs --count-only`` counts its prompts in: words (whitespace-
-        separated); override to count otherwise (tokens of a tokenizer, characters)."""
-        return WORDS if self.split_abbr(abbr) else None
-
     def data_path(self, folder, task: str, size: str) -> Path:
         """A cell's data file in ``folder``."""
         return Path(folder) / self.data_file.format(task=task, size=size)
@@ -150,8 +144,9 @@ class DeclaredBenchmark(GridBenchmark):
     def has_data(self, root: Path) -> bool:
         return any(self._data_files(root / self.name)) or any(self._data_files(root))
 
-    def read_records(self, path: Path) -> list[dict]:
-        """A data file's records; a bad line is an error naming the file, the line and the fix."""
+    def read_records(self, path: Path, task: Optional[str] = None) -> list[dict]:
+        """A data file's records (of ``task``, whose per-record factors each record must give
+        one of their values); a bad line is an error naming the file, the line and the fix."""
         from ..files.errors import DataError
         from ..files.jsonl import json_objects
 
@@ -161,16 +156,27 @@ class DeclaredBenchmark(GridBenchmark):
                 f'{path} is missing; write it with `lveval data synth FOLDER` (or the '
                 f"benchmark's `lveval build`), or point the dataset's path at its folder"
             )
-        return [record for _, record in json_objects(path, required, DataError)]
+        factors = [f for f in self.factors if task in f.record_tasks(self.tasks)]
+        records = []
+        for where, record in json_objects(path, required, DataError):
+            for factor in factors:
+                if factor.record_value(record) not in factor.shown_values():
+                    raise DataError(
+                        f'{where}: field "{factor.record_field}" ({factor.word}) is '
+                        f'{record.get(factor.record_field)!r}, not one of '
+                        f'{", ".join(factor.shown_values())}; give each record one'
+                    )
+            records.append(record)
+        return records
 
     def check_data(self, root: Path) -> tuple[list[str], bool]:
         from ..files.errors import DataError
 
         folder = root / self.name if self._data_files(root / self.name) else root
         lines, ok = [f'{self.title} file  records  status'], True
-        for _, path in self._data_files(folder):
+        for task, path in self._data_files(folder):
             try:
-                records, status = len(self.read_records(path)), 'ok'
+                records, status = len(self.read_records(path, task)), 'ok'
             except DataError as exc:
                 records, status, ok = 0, str(exc), False
             lines.append(f'{path.name}  {records}  {status}')
@@ -192,7 +198,8 @@ class DeclaredBenchmark(GridBenchmark):
                     stream.writelines(json.dumps(r, ensure_ascii=False) + '\n' for r in records)
         mark_synthetic(folder)
         cells = len(self.tasks) * len(self.demo_sizes or self.sizes)
-        return f'wrote {cells} {self.title} files ({self.demo_count} records each) to {folder}'
+        each = counted(self.demo_count, 'record')
+        return f'wrote {cells} {self.title} files ({each} each) to {folder}'
 
     # OpenCompass configs -------------------------------------------------------------------------
 

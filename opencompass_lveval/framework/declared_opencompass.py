@@ -1,8 +1,9 @@
 """The OpenCompass dataset and evaluator every ``DeclaredBenchmark`` shares: the dataset reads one
 cell's JSON-lines file (its fingerprint recorded), the evaluator scores each record with the
 benchmark's ``score_reply`` (every declared metric; ``score_record`` where that is what it
-defines) and keeps the record's metrics and answer depth in the details, with the result's
-provenance. Configs name the benchmark by its name; the registry finds it.
+defines) and keeps the record's metrics, answer depth and per-record factor values in the
+details, with each factor value's means and the result's provenance. Configs name the benchmark
+by its name; the registry finds it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from opencompass.registry import ICL_EVALUATORS, LOAD_DATASET
 from ..files.columnar import FINGERPRINT_COLUMN, ORIGIN_COLUMN, ColumnarDataset
 from ..report.provenance import provenance
 from . import benchmarks
+from .factors import factor_means
 from .grid import DEPTH, SCORE
 
 # What ``ColumnarDataset`` adds to a data file's columns.
@@ -34,7 +36,7 @@ class DeclaredDataset(ColumnarDataset):
     ) -> tuple[pa.Table, str, bool]:
         declared = benchmarks.named(benchmark)
         file = declared.data_path(path or '.', task, size)
-        records = declared.read_records(file)
+        records = declared.read_records(file, task)
         canonical = json.dumps(records, sort_keys=True, ensure_ascii=False).encode()
         fingerprint = hashlib.sha1(canonical).hexdigest()[:16]
         return pa.Table.from_pylist(records), fingerprint, benchmarks.is_synthetic(file.parent)
@@ -63,12 +65,22 @@ class DeclaredEvaluator(BaseEvaluator):
         means = {
             m: sum(f[m] for f in found) / len(found) if found else 0.0 for m in declared.metrics
         }
+        per_metric = {m: [f[m] for f in found] for m in declared.metrics}
+        factors = [f for f in declared.factors if f.per_record]
         return {
             **means,
+            **factor_means(factors, per_metric, records),
             'provenance': provenance(test_set),
             'details': [
-                {'pred': p, 'answer': r, SCORE: f[headline], **{m: f[m] for m in others}, DEPTH: d}
-                for p, r, f, d in zip(predictions, references, found, depths)
+                {
+                    'pred': p,
+                    'answer': r,
+                    SCORE: f[headline],
+                    **{m: f[m] for m in others},
+                    DEPTH: d,
+                    **{factor.name: factor.record_value(record) for factor in factors},
+                }
+                for p, r, f, d, record in zip(predictions, references, found, depths, records)
             ],
         }
 

@@ -23,17 +23,26 @@ from __future__ import annotations
 
 import copy
 import csv
+import difflib
 import re
 from abc import abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional, Union
 
-from .benchmarks import Cell
+from .benchmarks import Cell, LengthUnit
+from .factors import Factor
 from .grid_tables import GridTables
 from .sizes import by_size, is_size, is_whole, measure
 
 SCORE, DEPTH = 'score', 'depth'  # the per-record keys of the declared evaluator's details
+WORDS = LengthUnit('words', lambda text: len(text.split()))  # whitespace-separated
+# What a ``level_unit`` that is a length of the prompt counts.
+LENGTH_UNITS = {
+    'words': WORDS,
+    'characters': LengthUnit('characters', len),
+    'tokens': LengthUnit('words', WORDS.count, model_tokens=True),
+}
 # Names end abbreviations, file names and JSON keys: what each kind may hold, said in refusals.
 _PLAIN = (re.compile(r'[A-Za-z0-9][A-Za-z0-9_.+-]*'), "letters, digits, '_', '.', '+', '-'")
 _FORMS = {
@@ -45,7 +54,7 @@ _FORMS = {
 }
 # Levels the tables use for averages; keys of a result or its details that are no metric.
 _RESERVED = {
-    'level': {'avg': 'the average column', 'all': 'the tidy rows of averages'},
+    'level': {'avg': 'the average column', 'all': "the usage tables' total column"},
     'metric': dict.fromkeys(
         ('details', 'provenance', 'error', 'pred', 'answer', DEPTH, 'example_abbr'),
         'a key of every result or its details',
@@ -65,12 +74,16 @@ class GridBenchmark(GridTables):
     digits, ``.``, ``+`` and ``-`` only. Data at another level runs the same way where its name
     has the declared levels' form (``16k``-like, or a whole number)."""
     level_unit: Optional[str] = None
-    """What its level names count, said after a number on axes and in tables (``pairs``,
-    ``documents``). Needed where levels are not named like ``16k``; without it, levels named so
-    are lengths in its length unit (``length_unit``)."""
+    """What its levels count, said after a number on axes and in tables. A length of the prompt:
+    ``'tokens'`` (the model's own tokens: RULER's 4k to 128k), ``'words'``, ``'characters'``;
+    ``lveval inputs --count-only`` counts prompts so (``length_unit``). Or items of another
+    kind (``'pairs'``, ``'documents'``: prompts are counted in words). Needed where levels are
+    not named like ``16k``; None: ``16k``-like levels are words."""
     level_tokens: dict[str, int] = {}
-    """A level's length in tokens, where the benchmark knows one: where a level has no place in
-    the declared order (one built later), it orders the levels."""
+    """A level's length in tokens, where the benchmark knows one (``{'4k': 4096}``; named buckets:
+    ``{'short': 32000}``). Where every level of a plot has one, the plots place the levels at these
+    lengths (a log axis) instead of evenly; a level with no place in the declared order (one
+    built later) is ordered by it."""
     headline_metric: str = 'score'  # the mean of the per-record scores
     score_field: str = SCORE  # per record in the evaluator's details: a number, or a bool
     score_scale: float = 1.0  # what makes a detail's score a percentage (100 for fractions)
@@ -80,29 +93,54 @@ class GridBenchmark(GridTables):
     positions its records place answers at (``(0, 0.25, 0.5, 0.75, 1)``: a row each, a record
     in the row of the nearest), or None: a row per distinct position in the data (to 0.1%;
     tenths where there are more than 20)."""
-    # What its tables call a task and a size ('dataset', 'level'), and its sizes as an axis.
     task_word: str = 'task'
+    """What its tables call one task: ``dataset`` (LV-Eval), ``task``."""
+    task_plural: str = 'tasks'
+    """The same word for several, as declared (never ``task_word`` + 's'): ``datasets``."""
     size_word: str = 'size'
+    """What its tables call one size: ``level`` (LV-Eval), ``setting`` (Ada-LEval)."""
+    size_plural: str = 'sizes'
+    """The same word for several, as declared: ``levels``, ``settings``."""
     size_name: str = 'size'
-    # Averages: the Overall at a size (the unweighted mean of every task there), named as on the
-    # board and in published files; task groups, each the mean over its tasks and the sizes.
+    """Its sizes as a plot's axis and in titles (``length level``); the axis adds its unit."""
     overall: Optional[str] = None
+    """The name of its average over every task at a size (``Overall``: the unweighted mean of
+    the tasks there, given only where all have a result), used for it everywhere: the report's
+    row and table, the board's main table, tidy rows (item), plots, and a published row's task of
+    that name. None: no such average (each task ranks on its own). The mean of a row over sizes
+    is ``avg`` everywhere (column, tidy level, JSON key)."""
     task_groups: dict[str, tuple[str, ...]] = {}
+    """Named sets of its tasks (LV-Eval's task types), each averaged over its tasks and the
+    sizes: rows of a model's report table, a board table, tidy rows (table ``group``)."""
     task_groups_name: str = 'task groups'
-    # OpenCompass's summary: its groups, of these kinds in this order ('task' over its sizes,
-    # 'group' over a task group's cells, 'size' over the tasks at a size, 'all' over every cell,
-    # named ``summary_all``), its rows (the groups in ``summary_rows_by`` order, default the same,
-    # then every cell), the metric groups average (None: the dataset's first) and the metrics a
-    # cell's rows show (none: the dataset's row).
+    """What the board's table of ``task_groups`` is called: ``task types``."""
+    factors: tuple[Factor, ...] = ()
+    """Second factors beside task x level (``factors.Factor``): RULER's categories
+    (``of_task``: task -> value), LongBench v2's difficulty or a hop count (``record_field``: a
+    field of each record, kept per record in the evaluator's details under the factor's name).
+    Each value gets, for every metric, a table by size with intervals and a plot in the report,
+    a board table, tidy rows (table: the factor's name), JSON and summary groups
+    (``{prefix}_{factor}_{value}`` over every size, ``..._{size}`` at one)."""
     summary_by: tuple[str, ...] = ('size',)
+    """OpenCompass's summary groups, of these kinds in this order: ``'task'`` (a task over its
+    sizes, named ``{prefix}_{task}``), ``'group'`` (a task group's cells, ``{prefix}_{group}``),
+    ``'size'`` (the tasks at a size, ``{prefix}_{size}``), ``'all'`` (every cell,
+    ``{prefix}_{summary_all}``). Declared ``factors`` add theirs after these."""
     summary_rows_by: Optional[tuple[str, ...]] = None
+    """The order of the groups' rows in the summary (default: ``summary_by``'s); every cell's
+    row follows them."""
     summary_all: Optional[str] = None
+    """The name after the prefix of the group of every cell (kind ``'all'``): LV-Eval's ``qa``
+    gives the group ``LVEval_qa``. None: no such group."""
     summary_metric: Optional[str] = None
+    """The metric its groups average where it scores one metric (None: each dataset's first)."""
     summary_cell_metrics: tuple[str, ...] = ()
-    # The papers' numbers: a CSV of model, source, task, size, then one column per metric, the
-    # columns named as here unless ``published_columns`` maps a name to the file's.
+    """The metrics a cell's summary rows show, one row each (none: the dataset's row; a
+    benchmark with several ``metrics`` shows each)."""
     published_file: Optional[Path] = None
+    """The papers' numbers: a CSV of model, source, task, size, then one column per metric."""
     published_columns: dict[str, str] = {}
+    """Columns of ``published_file`` named otherwise than here: ``{'size': 'setting'}``."""
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -126,7 +164,7 @@ class GridBenchmark(GridTables):
         abbreviations and file names), levels without their unit word, metrics the board or the
         evaluator would lose; one line each, naming the attribute and the fix."""
         where = type(self).__name__
-        problems = _names(f'{where}.name', (self.name,), 'name')
+        problems = super().check_declaration() + _names(f'{where}.name', (self.name,), 'name')
         problems += _names(f'{where}.prefix', (getattr(self, 'prefix', ''),), 'prefix')
         problems += _names(f'{where}.tasks', getattr(self, 'tasks', ()), 'task')
         for task in dict.fromkeys(self.tasks if not problems else ()):
@@ -139,7 +177,10 @@ class GridBenchmark(GridTables):
                 f'{where}.level_unit is not declared: its levels ({", ".join(self.levels())}) '
                 "are not lengths like 16k; declare what they count, e.g. level_unit = 'pairs'"
             )
-        return problems + self._metric_problems(where) + _depth_bins(where, self.depth_bins)
+        problems += self._metric_problems(where) + _depth_bins(where, self.depth_bins)
+        for factor in self.factors if not problems else ():
+            problems += factor.problems(where, self.tasks, self.metrics)
+        return problems
 
     def _metric_problems(self, where: str) -> list[str]:
         headline, metrics = self.headline_metric, tuple(self.metrics)
@@ -206,6 +247,15 @@ class GridBenchmark(GridTables):
 
         return sorted(names, key=key)
 
+    def length_unit(self, abbr: str) -> Optional[LengthUnit]:
+        """What ``lveval inputs --count-only`` counts the prompts of its datasets in: its
+        ``level_unit`` where that is a length (``tokens``: a model's own, words for a model
+        without a tokenizer), words otherwise. A benchmark whose lengths differ by dataset (LV-Eval:
+        words or characters by language) overrides it."""
+        if self.split_abbr(abbr) is None:
+            return None
+        return LENGTH_UNITS.get(self.level_unit or WORDS.name, WORDS)
+
     def sizes_of(self, task: str) -> tuple[str, ...]:
         """A task's standard sizes."""
         return self.sizes
@@ -237,21 +287,63 @@ class GridBenchmark(GridTables):
         """Its OpenCompass dataset configs reading ``path``, at ``sizes`` (any size; default
         each task's standard ones) of ``tasks`` (default all)."""
         path = path or self.default_data_dir()
+        tasks = self._known_tasks(tasks, 'configs') if tasks else self.tasks
+        sizes = self._known_levels(sizes, 'configs') if sizes else None
         return [
             self.cell_config(task, size, path, **options)
-            for task in tasks or self.tasks
+            for task in tasks
             for size in sizes or self.sizes_of(task)
         ]
+
+    def _known_tasks(self, tasks, where: str) -> list[str]:
+        """``tasks`` (one name or several), each one of its own, or an error naming the unknown
+        one, the closest known name and all of them: a misspelled task would add nothing."""
+        tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+        for task in tasks:
+            if task not in self.tasks:
+                close = difflib.get_close_matches(str(task), self.tasks, n=1)
+                guess = f'did you mean {close[0]!r}? ' if close else ''
+                raise ValueError(
+                    f'{self.name}.{where}: no task {task!r}; {guess}its tasks: '
+                    f'{", ".join(self.tasks)}'
+                )
+        return tasks
+
+    def _known_levels(self, sizes, where: str) -> list[str]:
+        """``sizes`` (one name or several), each a level of its form (``is_level``), or an error
+        naming the one that is not and the form."""
+        sizes = [sizes] if isinstance(sizes, str) else list(sizes)
+        sized = all(is_size(level) for level in self.levels())
+        form = '; a size is a whole number of thousands or millions, like 512k or 1m' * sized
+        for size in sizes:
+            if not self.is_level(size):
+                raise ValueError(
+                    f'{self.name}.{where}: {size!r} is no level of its form (its levels: '
+                    f'{", ".join(self.levels())}){form}'
+                )
+        if not sizes:
+            raise ValueError(f'{self.name}.{where}: give at least one level, e.g. 512k')
+        return sizes
 
     def at_sizes(self, configs: list, sizes, tasks=None) -> list:
         """Copies of its dataset configs at other sizes (data made with the builders: ``512k``,
         any size): one per task (all, or ``tasks``) and size, from the task's first plain config,
-        so whatever a config changed (``limit``, the extraction mode) is kept."""
+        so whatever a config changed (``limit``, the extraction mode) is kept. A task or size
+        that matches nothing is an error naming the known ones, never an empty list."""
+        sizes = self._known_levels(sizes, 'at_sizes')
+        tasks = self._known_tasks(tasks, 'at_sizes') if tasks is not None else None
         first: dict[str, dict] = {}
         for config in configs:
-            cell = self.split_abbr(config['abbr'])
+            cell = self.split_abbr(config.get('abbr', ''))
             if cell and (tasks is None or cell[0] in tasks):
                 first.setdefault(cell[0], config)
+        lacking = [task for task in tasks or () if task not in first]
+        if lacking or not first:
+            raise ValueError(
+                f'{self.name}.at_sizes: the {len(configs)} configs given hold no plain config of '
+                f'{", ".join(lacking) or "any of its tasks"} to copy; give its dataset configs '
+                f"(named('{self.name}').configs(...), or the shipped ones)"
+            )
         copies = []
         for task, config in first.items():
             for size in sizes:
@@ -324,12 +416,46 @@ class GridBenchmark(GridTables):
             rows += [[abbr, metric] for metric in metrics] if metrics else [abbr]
         return rows
 
+    def _factor_groups(self, cells: list[Cell], every_size: bool = True) -> list[dict]:
+        """Each factor value's summary groups, per metric: over every size (where
+        ``every_size``), then at each size. A per-task value's average its tasks' cells; a
+        per-record value the cells' means over its records (``Factor.metric_key``)."""
+        sizes = self.level_order(size for _, size in cells)
+        groups = []
+        for metric in self._summary_metrics():
+            for factor in self.factors:
+                for value in factor.shown_values():
+                    members = factor.members(value, self.tasks)
+                    found = [c for c in cells if c[0] in members]
+                    parts = [(f'{factor.name}_{value}', found)] if every_size else []
+                    parts += [
+                        (f'{factor.name}_{value}_{size}', [c for c in found if c[1] == size])
+                        for size in sizes
+                    ]
+                    groups += [
+                        {
+                            'name': self._group_name(name, metric),
+                            'subsets': [
+                                self._factor_subset(c, metric, factor, value) for c in in_it
+                            ],
+                        }
+                        for name, in_it in parts
+                        if in_it
+                    ]
+        return groups
+
+    def _factor_subset(self, cell: Cell, metric: Optional[str], factor: Factor, value: str):
+        if not factor.per_record:
+            return self._subset(cell, metric)
+        return [self.abbr(*cell), factor.metric_key(metric or self.headline_metric, value)]
+
     def summary(self, abbrs: Optional[list[str]] = None) -> tuple[list, list[dict]]:
         """Rows and groups of OpenCompass's summary for its datasets among ``abbrs`` (None: its
-        standard cells)."""
+        standard cells): its groups, then its factors' groups, then every cell."""
         cells = self._summary_cells(abbrs)
-        shown = self._summary_groups(cells, self.summary_rows_by)
-        return self._summary_rows(shown, cells), self._summary_groups(cells)
+        factors = self._factor_groups(cells)
+        shown = self._summary_groups(cells, self.summary_rows_by) + factors
+        return self._summary_rows(shown, cells), self._summary_groups(cells) + factors
 
     def summary_config(self, datasets: Optional[list[dict]] = None) -> dict:
         abbrs = None if datasets is None else [dataset['abbr'] for dataset in datasets]
@@ -338,9 +464,11 @@ class GridBenchmark(GridTables):
 
     def summary_groups(self, abbrs: list[str], named: set[str]) -> tuple[list[dict], list[str]]:
         """The average over its tasks at each size of the run's datasets that the configured
-        groups do not name, and the rows: those groups, then the run's datasets at those sizes."""
+        groups do not name, and each factor value's there; the rows: those groups, then the
+        run's datasets at those sizes."""
         cells = [c for c in self._summary_cells(abbrs) if f'{self.prefix}_{c[1]}' not in named]
         groups = self._summary_groups(cells, ['size'])
+        groups += [g for g in self._factor_groups(cells, False) if g['name'] not in named]
         wanted = {size for _, size in cells}
         present = [c for abbr in abbrs if (c := self.split_abbr(abbr)) and c[1] in wanted]
         return groups, self._summary_rows(groups, present) if groups else []
@@ -366,6 +494,16 @@ class GridBenchmark(GridTables):
         if found and all(_is_number(v) for v in found):
             return [(self.score_scale if own else 1.0) * float(v) for v in found]
         return None
+
+    def record_factors(self, result: dict) -> dict[str, list]:
+        """Each per-record factor's values (text; None where a record has none), read from the
+        details under the factor's name, where every record has the key."""
+        found = {}
+        for factor in self.factors:
+            values = self._details(result, factor.name) if factor.per_record else None
+            if values:
+                found[factor.name] = [None if v is None else str(v) for v in values]
+        return found
 
     def record_depths(self, run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
         found = self._details(result, DEPTH) if self.depth_field else None

@@ -18,11 +18,14 @@ class GridTables(Benchmark):
     ``task_groups``, the words) and cells (``abbr``, ``split_abbr``, ``record_scores``) it reads.
     A benchmark adds tables of its own through ``own_report_tables`` and ``own_board_tables``."""
 
-    # Leaderboard tables per task: its sizes as columns, a second metric in brackets; the title
-    # fills {title}, {task}, {metric} and {size_word}.
     board_title: str = '{title} {task}: {metric} by {size_word}'
+    """The title of its board table per task (its sizes as columns), filling ``{title}``,
+    ``{task}``, ``{metric}`` and ``{size_word}``."""
     board_note_metric: Optional[str] = None
+    """A second metric shown in brackets beside the headline in the board's task tables
+    (Ada-LEval's instruction following), or None."""
     board_note_label: str = ''
+    """What the bracketed ``board_note_metric`` is called in titles and tooltips."""
     # The note metric is a rating some rows have (LV-Eval's LLM judge), not a metric of every
     # result: shown where a measured row has it, its tidy rows after the headline's.
     board_note_rated: bool = False
@@ -141,20 +144,30 @@ class GridTables(Benchmark):
         ]
         return f'{self.size_name} ({" / ".join(units)})' if units else self.size_name
 
+    def level_positions(self, sizes: list[str]) -> Optional[list[float]]:
+        """Where its levels sit on a plot's x axis: their ``level_tokens`` where every one of
+        ``sizes`` has one (on a log axis); None: evenly spaced."""
+        found = [self.level_tokens.get(size) for size in sizes]
+        return [float(v) for v in found] if found and None not in found else None
+
     # A run's report -----------------------------------------------------------------------------
 
     def report(self, results: dict[str, dict[str, dict]], out: Path) -> tuple[list[Table], list]:
         """With an Overall, every model's grid and the Overall by size; otherwise, per task, the
         headline metric by size for every model. Intervals on every number, plots with error
-        bars, then the benchmark's own tables; the same for each of its other ``metrics``."""
+        bars, then the benchmark's own tables, then a table and plot per factor value
+        (``factors``); the same for each of its other ``metrics``."""
+        from . import factor_tables
+
         tables, plots = [], []
         for metric in self.metrics:
             if self.overall:
                 found = self._grid_report(results, out, metric)
             else:
                 found = self._task_report(results, out, metric)
-            tables += found[0]
-            plots += found[1]
+            by_factor = factor_tables.report_tables(self, results, out, metric)
+            tables += found[0] + by_factor[0]
+            plots += found[1] + by_factor[1]
         return tables, plots
 
     def own_report_tables(self, results: dict, sizes: list[str]) -> list[Table]:
@@ -183,7 +196,6 @@ class GridTables(Benchmark):
 
     def _task_report(self, results: dict, out: Path, metric: str) -> tuple[list[Table], list]:
         from ..report.intervals import interval
-        from ..report.plots import plot_lines
 
         tables, plots = [], []
         every = {abbr for found in results.values() for abbr in found}
@@ -204,11 +216,20 @@ class GridTables(Benchmark):
             stem = self._stem(f'{self.name}_{task}', metric)
             tables.append(Table(title, stem, ['model', *sizes], rows, bounds))
             path = out / f'{self.name}_{task}_{metric}.png'
-            plot_lines(
-                path, title, sizes, values, self.axis_label(True), f'{metric} (%)', errors=errors
-            )
-            plots.append(path)
+            plots.append(self._plot_by_size(path, title, sizes, values, errors, metric))
         return tables, plots
+
+    def _plot_by_size(self, path: Path, title: str, sizes, lines: dict, errors: dict, metric):
+        """A line per model of ``metric`` by size with error bars, the levels placed by
+        ``level_positions``: the report's plot of a task or a factor value."""
+        from ..report.plots import plot_lines
+
+        axis = self.axis_label(True)
+        positions = self.level_positions(sizes)
+        plot_lines(
+            path, title, sizes, lines, axis, f'{metric} (%)', errors=errors, positions=positions
+        )
+        return path
 
     def _grid_report(self, results: dict, out: Path, metric: str) -> tuple[list[Table], list]:
         from ..report.plots import plot_lines
@@ -233,19 +254,20 @@ class GridTables(Benchmark):
         header = ['model', *sizes, 'avg']
         rows = [[m, *row, mean(row)] for m, row in averages.items()]
         intervals = [[None, *errors[m], t.intervals[-1][-1]] for m, t in zip(averages, tables)]
-        stem = self._stem(f'{self.name}_{self.size_word}s', metric)
-        title = f'{self.title} average {metric} by {self.size_name}'
+        stem = self._stem(f'{self.name}_{self.size_plural}', metric)
+        title = self._overall_title(metric)
         tables.insert(0, Table(title, stem, header, rows, intervals))
         path = out / f'{stem}.png'
         plot_lines(
             path,
-            f'{self.title}: average over {len(self.tasks)} {self.task_word}s (95% bootstrap '
-            'intervals)',
+            f'{self.title}: {self.overall}, the mean of its {len(self.tasks)} '
+            f'{self.task_plural} (95% bootstrap intervals)',
             sizes,
             averages,
             self.axis_label(detailed=True),
-            f'average {metric} (%)',
+            f'{self.overall} {metric} (%)',
             errors=errors,
+            positions=self.level_positions(sizes),
         )
         own = self.own_report_tables(results, sizes) if metric == self.headline_metric else []
         return tables + own, [path]
@@ -270,7 +292,7 @@ class GridTables(Benchmark):
             ]
             for task in grid
         ]
-        for name, members in [*self.task_groups.items(), ('average', self.tasks)]:
+        for name, members in [*self.task_groups.items(), (self.overall, self.tasks)]:
             values = [mean([grid[m][i] for m in members]) for i in range(len(sizes))]
             rows.append([name, *values, mean([v for m in members for v in grid[m]])])
             intervals.append(
@@ -294,7 +316,10 @@ class GridTables(Benchmark):
     def board_tables(self, rows: list, sizes) -> list[BoardTable]:
         """With an Overall: the Overall by size (the board's headline) and the task groups. Then
         its own tables, then one table per task: the headline metric by size with intervals, the
-        note metric in brackets. Then the same for each of its other ``metrics``."""
+        note metric in brackets, then one per factor value. Then the same for each of its other
+        ``metrics``."""
+        from . import factor_tables
+
         shown = [row for row in rows if row.results.get(self.name)]
         if self.overall and not (shown and sizes):
             return []
@@ -310,6 +335,7 @@ class GridTables(Benchmark):
             self._task_table(task, task_sizes, shown, notes)
             for task, task_sizes in self._by_task(sizes).items()
         ]
+        tables += factor_tables.board_tables(self, shown, sizes, self.headline_metric)
         for metric in self.metrics:
             if metric != self.headline_metric:
                 tables += [self._overall_table(shown, sizes, metric)] if self.overall else []
@@ -317,6 +343,7 @@ class GridTables(Benchmark):
                     self._task_table(task, task_sizes, shown, False, metric)
                     for task, task_sizes in self._by_task(sizes).items()
                 ]
+                tables += factor_tables.board_tables(self, shown, sizes, metric)
         return tables
 
     def _interval_note(self, rows: list) -> str:
@@ -363,6 +390,7 @@ class GridTables(Benchmark):
             note='' if self.overall else self._interval_note(shown),
             axis=self.axis_label(),
             metric=metric,
+            positions=self.level_positions(sizes),
         )
 
     def _overall_table(
@@ -373,7 +401,7 @@ class GridTables(Benchmark):
         metric = metric or self.headline_metric
         return BoardTable(
             self.name if own else f'{self.name}-{metric}',
-            f'{self.title}: {self.overall} by {self.size_name}' + ('' if own else f': {metric}'),
+            self._overall_title(metric),
             [*sizes, 'avg'],
             [
                 BoardLine(
@@ -391,11 +419,17 @@ class GridTables(Benchmark):
             headline=own,
             plotted=len(sizes),
             note=f'{self.overall} at a {self.size_word} is the unweighted mean of the {every} '
-            f'{self.task_word}s there, given only where all {every} have a result. '
+            f'{self.task_plural} there, given only where all {every} have a result. '
             + self._interval_note(shown),
             axis=self.axis_label(),
             metric=metric,
+            positions=self.level_positions(sizes),
         )
+
+    def _overall_title(self, metric: str) -> str:
+        """The Overall's table, the same in the report and on the board."""
+        title = f'{self.title}: {self.overall} by {self.size_name}'
+        return title if metric == self.headline_metric else f'{title}: {metric}'
 
     def _size_cells(self, sizes: list[str]) -> list[Cell]:
         return [(task, size) for task in self.tasks for size in sizes]
@@ -414,8 +448,8 @@ class GridTables(Benchmark):
         groups = list(self.task_groups)
         return BoardTable(
             f'{self.name}-groups',
-            f'{self.title}: {self.task_groups_name} (mean over {self.task_word}s and '
-            f'{self.size_word}s)',
+            f'{self.title}: {self.task_groups_name} (mean over {self.task_plural} and '
+            f'{self.size_plural})',
             groups,
             [
                 BoardLine(
@@ -433,9 +467,10 @@ class GridTables(Benchmark):
 
     def tidy(self, row, sizes) -> Iterator[tuple]:
         """(table, item, size, metric, value, interval) of every number of a row: the Overall and
-        task groups where declared, every cell's metrics (the headline with its interval), then
-        a rated note metric's Overall and cells."""
+        task groups where declared, every cell's metrics (the headline with its interval), each
+        factor value (table: the factor's name), then a rated note metric's Overall and cells."""
         from ..report.intervals import interval
+        from . import factor_tables
 
         rated = self.board_note_metric if self.board_note_rated else None
         if self.overall:
@@ -449,11 +484,12 @@ class GridTables(Benchmark):
                         found = self.samples(row, task, size, metric)
                         bounds = interval(found) if metric in self.metrics else None
                         yield table, task, size, metric, value, bounds
+        yield from factor_tables.tidy_rows(self, row, sizes)
         if rated and self.rated(row):
             yield from self._rated_rows(row, sizes)
 
     def _average_rows(self, row, sizes: list[str], metric: str) -> Iterator[tuple]:
-        every = f'all {self.task_word}s'
+        every = self.overall
         for size in sizes:
             found = self.pooled_interval(row, self._size_cells([size]), metric)
             yield 'overall', every, size, metric, self.overall_value(row, size, metric), found
@@ -462,14 +498,14 @@ class GridTables(Benchmark):
         for group in self.task_groups:
             found = self.pooled_interval(row, self.group_cells(group, sizes), metric)
             value = self.group_value(row, group, sizes, metric)
-            yield 'group', group, 'all', metric, value, found
+            yield 'group', group, 'avg', metric, value, found
 
     def _rated_rows(self, row, sizes) -> Iterator[tuple]:
         metric = self.board_note_metric
         if self.overall:
             for size in sizes:
                 value = self.overall_value(row, size, metric)
-                yield 'overall', f'all {self.task_word}s', size, metric, value, None
+                yield 'overall', self.overall, size, metric, value, None
         for task, shown in self._by_task(sizes).items():
             table = self.task_word if self.overall else task
             for size in shown:
@@ -477,20 +513,23 @@ class GridTables(Benchmark):
 
     def json_fields(self, row, sizes) -> dict:
         """With an Overall: the row's Overall per size and its average (rounded as the board
-        shows them), with their intervals."""
+        shows them), with their intervals; with factors, each value's numbers (``factors``)."""
         from ..report.rounding import rounded
+        from . import factor_tables
 
+        factors = {'factors': factor_tables.json_fields(self, row, sizes)} if self.factors else {}
         if not self.overall:
-            return {}
+            return factors
 
         def shown(value):
             return None if value is None else rounded(value)
 
         return {
             'overall': {size: shown(self.overall_value(row, size)) for size in sizes},
-            'average': shown(self.average_value(row, sizes)),
+            'avg': shown(self.average_value(row, sizes)),
             'overall_interval': {
                 size: self.pooled_interval(row, self._size_cells([size])) for size in sizes
             },
-            'average_interval': self.pooled_interval(row, self._size_cells(sizes)),
+            'avg_interval': self.pooled_interval(row, self._size_cells(sizes)),
+            **factors,
         }

@@ -44,6 +44,9 @@ class Row:
     samples: dict[str, dict[tuple[str, str], Any]] = field(default_factory=dict)
     # benchmark name -> metric -> (task, size) -> the same for a metric besides the headline
     metric_samples: dict[str, dict[str, dict[tuple[str, str], Any]]] = field(default_factory=dict)
+    # benchmark name -> metric -> (task, size, factor, value) -> the same for the records of a
+    # per-record factor's value in a cell (``framework/factors.py``)
+    factor_samples: dict[str, dict[str, dict[tuple, Any]]] = field(default_factory=dict)
     # benchmark name -> variant dataset abbr -> its result (``Benchmark.keeps_variant``)
     variants: dict[str, dict[str, Result]] = field(default_factory=dict)
     # benchmark name -> size -> what the results shown cost to run (``usage.py``)
@@ -244,6 +247,33 @@ def attach_samples(rows: list[Row], resamples: int = RESAMPLES, seed: int = SEED
             for number_, distribution in by_row.items():
                 by_metric = rows[number_].metric_samples.setdefault(name, {})
                 by_metric.setdefault(metric, {})[tuple(cell)] = distribution
+    _attach_subsets(rows, resamples, seed)
+
+
+def _attach_subsets(rows: list[Row], resamples: int, seed: int) -> None:
+    """Each cell's per-record factor subsets' distributions, every metric (``Row.factor_samples``),
+    keyed as the report's so that a value has one interval everywhere."""
+    from ..framework.factor_tables import cell_subsets
+
+    found: dict[str, dict[tuple, dict[int, np.ndarray]]] = {}
+    for number_, row in enumerate(rows):
+        for name, by_cell in row.records.items():
+            benchmark = benchmarks.named(name)
+            for (task, size), result in by_cell.items():
+                scores = {benchmark.interval_metric: result.scores, **result.metric_scores}
+                for metric, values in scores.items():
+                    for factor, value, chosen in cell_subsets(
+                        benchmark, task, result.factors, values
+                    ):
+                        key = (name, task, size, factor, value)
+                        found.setdefault(metric, {}).setdefault(key, {})[number_] = np.asarray(
+                            chosen
+                        )
+    for metric, cells in found.items():
+        for (name, *key), by_row in bootstrap_cells(cells, resamples, seed).items():
+            for number_, distribution in by_row.items():
+                by_metric = rows[number_].factor_samples.setdefault(name, {})
+                by_metric.setdefault(metric, {})[tuple(key)] = distribution
 
 
 def _label(rows: list[Row]) -> None:

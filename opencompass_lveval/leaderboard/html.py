@@ -8,6 +8,7 @@ score-by-length plot as inline SVG; the missing results with their first error l
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import NamedTuple, Optional
 
@@ -42,12 +43,14 @@ class LineStyle(NamedTuple):
 
 def line_styles(rows: list[Row]) -> list[LineStyle]:
     """A style per plotted row, in the rows' order: the next colour, the kind's dash (its next
-    one each time the colours come round), faded for synthetic rows."""
+    one each time the colours come round), faded for synthetic rows beside others (with nothing
+    else on the plot, as on a demo's board, faded lines would look like an empty plot)."""
+    alone = all(row.kind == SYNTHETIC for row in rows)
     return [
         LineStyle(
             PALETTE[number % len(PALETTE)],
             DASHES[row.kind][number // len(PALETTE) % len(DASHES[row.kind])],
-            OPACITY.get(row.kind, 1.0),
+            1.0 if alone else OPACITY.get(row.kind, 1.0),
         )
         for number, row in enumerate(rows)
     ]
@@ -62,6 +65,11 @@ def plot_key(kinds: set[str]) -> str:
         'others: rows measured on synthetic data, which test the pipeline, not a model, and '
         'are no score to read against the others',
     }
+    if kinds == {SYNTHETIC}:
+        said[SYNTHETIC] = (
+            'dotted lines marked "synthetic data" on the line: rows measured on synthetic data, '
+            'which test the pipeline, not a model'
+        )
     parts = [said[kind] for kind in (MEASURED, PUBLISHED, SYNTHETIC) if kind in kinds]
     return 'On the plot, ' + '; '.join(parts) + '. Each line has its own colour.'
 
@@ -202,14 +210,23 @@ class _Frame(NamedTuple):
     top: float
     inner_w: float
     inner_h: float
-    step: float
+    xs: tuple[float, ...]  # each column's x
     top_value: float
 
     def x(self, i: int) -> float:
-        return self.left + i * self.step
+        return self.xs[i]
 
     def y(self, v: float) -> float:
         return self.top + self.inner_h * (1 - v / self.top_value)
+
+
+def column_xs(left: float, width: float, columns: int, positions=None) -> tuple[float, ...]:
+    """Each plotted column's x: evenly spaced, or at ``positions`` (lengths in tokens) on a log
+    scale from the first to the last."""
+    if not positions or columns < 2 or min(positions) <= 0 or positions[0] == positions[-1]:
+        return tuple(left + i * width / max(1, columns - 1) for i in range(columns))
+    low, high = math.log(positions[0]), math.log(positions[-1])
+    return tuple(left + width * (math.log(p) - low) / (high - low) for p in positions)
 
 
 def _plot(table: BoardTable) -> str:
@@ -227,7 +244,8 @@ def _plot(table: BoardTable) -> str:
         10.0, max(v for line in lines for v in line.values[: table.plotted] if v is not None)
     )
     top_value = 10 * -(-top_value // 10)
-    frame = _Frame(left, top, inner_w, inner_h, inner_w / max(1, len(columns) - 1), top_value)
+    xs = column_xs(left, inner_w, len(columns), table.positions)
+    frame = _Frame(left, top, inner_w, inner_h, xs, top_value)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
         f'height="{max(height, top + 14 * len(lines) + 6)}" '  # room for every legend entry
@@ -278,6 +296,12 @@ def _plot_line(frame: _Frame, number: int, line, plotted: int, style: LineStyle)
             f'<text class="synthetic-mark" x="{x(first[0]) + 4:.1f}" y="{y(first[1]) - 5:.1f}" '
             f'font-size="10" fill="{style.color}">synthetic data</text>'
         )
+    parts += [  # a dot at each point: a dotted line alone still shows where its values are
+        f'<circle class="point" cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="{style.color}"'
+        + (f' opacity="{style.opacity}"/>' if style.opacity != 1.0 else '/>')
+        for i, v in enumerate(line.values[:plotted])
+        if v is not None
+    ]
     for i, bounds in enumerate((line.intervals or [])[:plotted]):
         if bounds is not None and line.values[i] is not None:
             parts.append(

@@ -38,6 +38,8 @@ class Result:
     record_ids: Optional[list[str]] = None
     # metric -> per-record values (%) of each metric scored per record besides the headline
     metric_scores: dict[str, list[float]] = field(default_factory=dict)
+    # factor name -> per-record values of each per-record factor (``Benchmark.record_factors``)
+    factors: dict[str, list] = field(default_factory=dict)
 
     @property
     def path(self) -> Path:
@@ -176,6 +178,7 @@ def read_run(folder: Path, depths: Optional[dict] = None) -> Run:
                         result.scores = benchmark.record_scores(values)
                         result.record_ids = record_ids(values)
                         result.metric_scores = _metric_scores(benchmark, values)
+                        result.factors = benchmark.record_factors(values)
                     if not plain:
                         continue
                     key = (dataset, result.provenance.get('data_fingerprint'))

@@ -18,8 +18,10 @@ from ..framework.benchmarks import Cell, LengthUnit, argument, mark_synthetic
 from ..framework.declared import dataset_config
 from ..framework.grid import GridBenchmark
 from ..prompts.text import length
+from ..report.rounding import counted
 from ..report.tables import PUBLISHED
 from . import report as tables
+from .commands import SCORER
 from .report import JUDGE, KEYWORD
 from .tasks import GROUPS, LEVELS, TASKS, TASKS_BY_NAME, split_abbr
 
@@ -40,7 +42,8 @@ class LVEval(GridBenchmark):
     # The official metric, and the LLM judge's score where a judge rated the run.
     result_metrics = board_metrics = (KEYWORD, JUDGE)
     score_scale = 100  # LVEvalEvaluator's per-record scores are fractions
-    task_word, size_word, size_name = 'dataset', 'level', 'length level'
+    task_word, task_plural, size_word, size_plural = 'dataset', 'datasets', 'level', 'levels'
+    size_name = 'length level'
     overall = 'Overall'
     task_groups = {group: tuple(t.name for t in TASKS if t.group == group) for group in GROUPS}
     task_groups_name = 'task types'
@@ -49,6 +52,7 @@ class LVEval(GridBenchmark):
     summary_rows_by = ('all', 'size', 'group', 'task')
     board_title = '{title} {task}'
     board_note_metric, board_note_label, board_note_rated = JUDGE, 'LLM judge', True
+    official_scorer = SCORER  # ``lveval score PRED_DIR``: evaluation.py's result.json and .csv
     classes = (
         'opencompass_lveval.lveval.dataset:LVEvalDataset',
         'opencompass_lveval.lveval.evaluator:LVEvalEvaluator',
@@ -92,7 +96,7 @@ class LVEval(GridBenchmark):
         lines = [f'{"LV-Eval subset":<{width}}  records/expected  status']
         for found in reports:
             ok = 'ok' if found.official else 'ok (non-official level)'
-            ok = f'ok (synthetic, {found.records} records)' if found.synthetic else ok
+            ok = f'ok (synthetic, {counted(found.records, "record")})' if found.synthetic else ok
             expected = found.expected if found.official else '-'
             lines.append(
                 f'{found.subset:<{width}}  {found.records:>7}/{expected:<8}  '
@@ -124,7 +128,7 @@ class LVEval(GridBenchmark):
         paths = write_synthetic(out_dir, count=count, scale=scale, seed=seed)
         mark_synthetic(out_dir)
         return (
-            f'wrote {len(paths)} LV-Eval subsets ({count} records each, lengths / {scale}) '
+            f'wrote {len(paths)} LV-Eval subsets ({counted(count, "record")} each, lengths / {scale}) '
             f'to {out_dir}'
         )
 
@@ -168,9 +172,9 @@ class LVEval(GridBenchmark):
         return BUILD_KINDS
 
     def commands(self):
-        from .commands import add_judge_parser, add_score_parser
+        from .commands import add_judge_parser
 
-        return [add_score_parser, add_judge_parser]
+        return [add_judge_parser]
 
     def official_prompt(self, abbr: str, record: dict) -> Optional[tuple[str, int]]:
         found = split_abbr(abbr)

@@ -184,9 +184,11 @@ def mixup_records(
 
 
 def write_jsonl(path: Path, records: Iterable[dict], total: int, description: str) -> Path:
-    """Stream records to ``path`` (one JSON object per line), with a progress bar."""
+    """Stream records to ``path`` (one JSON object per line), with a progress bar on a terminal
+    where a file takes more than a second (``data synth`` writes 55 small ones: no bar each)."""
+    bar = dict(total=total, desc=description, unit='record', leave=False, delay=1.0, disable=None)
     with atomic_open(path) as stream:
-        for record in tqdm(records, total=total, desc=description, unit='record', leave=False):
+        for record in tqdm(records, **bar):
             stream.write(json.dumps(record, ensure_ascii=False) + '\n')
     return path
 

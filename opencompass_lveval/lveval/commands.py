@@ -1,8 +1,8 @@
-"""LV-Eval's own commands: ``lveval score`` (official-format prediction files scored like the
-official evaluation.py, written to ``PRED_DIR/eval_result/``), ``lveval judge`` (the same files
-rated by the paper's LLM judge, written beside them) and its ``lveval build`` kinds (the
-papers' needle in books, context mixing from your own QA items, a replica of the release from
-public-domain books). Heavy imports happen when a command runs."""
+"""LV-Eval's own commands: its official scorer (``lveval score PRED_DIR``: official-format
+prediction files scored like the official evaluation.py, written to ``PRED_DIR/eval_result/``),
+``lveval judge`` (the same files rated by the paper's LLM judge, written beside them) and its
+``lveval build`` kinds (the papers' needle in books, context mixing from your own QA items, a
+replica of the release from public-domain books). Heavy imports happen when a command runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..commands.arguments import COUNT, NAME_PART, SCALE, SIZES
-from ..framework.benchmarks import BUILD_OUTPUT, BuildKind, argument
+from ..framework.benchmarks import BUILD_OUTPUT, BuildKind, OfficialScorer, argument
 
 LEVELS = '16k,32k,64k,128k,256k'
 
@@ -63,6 +63,13 @@ def _replica(*, out: str, **options) -> list[Path]:
     return build_replica(out_dir=out, progress=progress, **options)
 
 
+SCORER = OfficialScorer(
+    help='official-format prediction files {dataset}_{level}.jsonl scored like the official '
+    'evaluation.py; writes PRED_DIR/eval_result/',
+    arguments=(argument('pred_dir', metavar='PRED_DIR', help='the folder of prediction files'),),
+    score='opencompass_lveval.lveval.score:score_and_write',
+)
+
 BUILD_KINDS = {
     'factrecall': BuildKind(
         help="the papers' needle in a haystack of books",
@@ -111,23 +118,6 @@ BUILD_KINDS = {
         build=_replica,
     ),
 }
-
-
-def add_score_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        'score',
-        help='score official-format prediction files {dataset}_{level}.jsonl like the '
-        'official evaluation.py; writes PRED_DIR/eval_result/',
-    )
-    parser.add_argument('pred_dir')
-    parser.set_defaults(handler=lambda args: score(pred_dir=args.pred_dir))
-
-
-def score(*, pred_dir: str) -> int:
-    from .score import score_and_write
-
-    print('\n'.join(score_and_write(pred_dir)))
-    return 0
 
 
 def add_judge_parser(subparsers) -> None:

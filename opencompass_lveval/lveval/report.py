@@ -10,12 +10,11 @@ model order per level by each score's Overall. Without judge results nothing cha
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
 
-from ..report.results import detail_value, prediction_parts
+from ..report.results import detail_value, origin_prompts, prompt_text
 from ..report.tables import BoardLine, BoardTable, ItemLine, Table, mean, result_value
 from .tasks import TASKS, split_abbr
 
@@ -25,14 +24,6 @@ KEYWORD, JUDGE = 'score', 'judge_score'  # the official metric's key and the LLM
 # Where each record's answer is ------------------------------------------------------------------
 
 
-def _prompt_text(prompt) -> str:
-    """The text of an OpenCompass ``origin_prompt``: a string, or the last HUMAN round's."""
-    if isinstance(prompt, str):
-        return prompt
-    rounds = [p.get('prompt', '') for p in prompt or [] if isinstance(p, dict)]
-    return rounds[-1] if rounds else ''
-
-
 def context_of(prompt: str, template: str) -> Optional[str]:
     """The context inside a prompt filled from ``template`` (text before ``{context}``, the
     context, text between ``{context}`` and ``{input}``, the question...); None if it is not one."""
@@ -40,20 +31,6 @@ def context_of(prompt: str, template: str) -> Optional[str]:
     between = rest.partition('{input}')[0]
     end = prompt.rfind(between)
     return prompt[len(head) : end] if prompt.startswith(head) and end >= len(head) else None
-
-
-def _origin_prompts(run: Path, model: str, abbr: str) -> Optional[list]:
-    """The origin prompts of a dataset's predictions in a run, in record order (OpenCompass
-    writes ``{abbr}.json``, or ``{abbr}_0.json``, ``{abbr}_1.json``... when it splits one)."""
-    parts = prediction_parts(run / 'predictions' / model, abbr)
-    prompts = []
-    for part in parts:
-        try:
-            found = json.loads(part.read_text(encoding='utf-8'))
-        except (OSError, ValueError):
-            return None
-        prompts += [found[key].get('origin_prompt') for key in sorted(found, key=int)]
-    return prompts or None
 
 
 def record_depths(run: Path, model: str, abbr: str, result: dict) -> Optional[list]:
@@ -67,12 +44,12 @@ def record_depths(run: Path, model: str, abbr: str, result: dict) -> Optional[li
     details = result.get('details')
     if not (found and found[0].answer_in_context and details):
         return None
-    prompts = _origin_prompts(run, model, abbr)
+    prompts = origin_prompts(run, model, abbr)
     if prompts is None or len(prompts) != len(details):
         return None
     depths = []
     for prompt, detail in zip(prompts, details):
-        context = context_of(_prompt_text(prompt), found[0].prompt)
+        context = context_of(prompt_text(prompt), found[0].prompt)
         try:
             answer = detail_value(detail, 'answer')
         except (KeyError, TypeError, IndexError):
@@ -166,7 +143,7 @@ def judge_tables(results: dict[str, dict[str, dict]], levels: list[str]) -> list
             for metric in (KEYWORD, JUDGE)
         }
         rows.append(
-            ['average']
+            ['Overall']
             + [v for pair in zip(averages[KEYWORD], averages[JUDGE]) for v in pair]
             + [mean(averages[KEYWORD]), mean(averages[JUDGE])]
         )

@@ -181,6 +181,9 @@ class LongContextModel(BaseModel):
     """
 
     is_api = False
+    # The modules its weights load with: the driver checks them findable before any task starts
+    # (runner/readiness.py), instead of a task failing on the import half a minute in.
+    engine_modules: tuple[str, ...] = ()
 
     def __init__(
         self,

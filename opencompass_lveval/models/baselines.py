@@ -1,7 +1,13 @@
 """CPU baselines registered as OpenCompass models: no weights, a floor row for every table.
 
-- ``ExtractiveBaseline`` (LV-Eval): returns the context sentence that best matches the question
-  (BM25), minus the words of the question itself; a retrieval floor a model must beat.
+- ``ExtractiveBaseline``: returns the candidate answer that best matches the question (BM25),
+  minus the words of the question itself; a retrieval floor a model must beat. A prompt is read
+  as its benchmark declares (``Benchmark.extractive_reading``: the question from the last match
+  of a pattern to the end, the candidates the context before it split on a pattern), else as
+  LV-Eval's are: the question is the last paragraph (after the last blank line), the candidates
+  the sentences and lines of the text before it (split after ``.!?`` and their CJK forms, ``;``,
+  and at line breaks). English terms are lowercase words; Chinese ones characters and character
+  bigrams.
 - ``RandomGuessBaseline``: a valid random answer, seeded per prompt: what the benchmark that
   recognises the prompt gives (Ada-LEval: a permutation for TSort, a designation for BestAnswer),
   a random context sentence otherwise.
@@ -21,7 +27,7 @@ from opencompass.registry import MODELS
 
 from ..framework import benchmarks
 
-_SENTENCE_END = re.compile(r'(?<=[.!?。！？；;])\s*|\n+')
+_SENTENCE_END = re.compile(benchmarks.SENTENCE_ENDS)
 _WORD = re.compile(r'\w+')
 _CJK = re.compile(r'[\u4e00-\u9fff]')
 
@@ -43,6 +49,17 @@ def split_prompt(prompt: str) -> tuple[str, str]:
     """(context, question): LV-Eval prompts end with a paragraph holding the question."""
     context, _, question = prompt.rstrip().rpartition('\n\n')
     return context, question
+
+
+def read_prompt(prompt: str) -> tuple[list[str], str]:
+    """(candidate answers, question): as the benchmark the prompt is of declares
+    (``extractive_reading``), else the sentences before the last paragraph, and that paragraph."""
+    for benchmark in benchmarks.BENCHMARKS:
+        reading = benchmark.extractive_reading
+        if reading is not None and (found := reading.read(prompt)) is not None:
+            return found
+    context, question = split_prompt(prompt)
+    return sentences(context), question
 
 
 def sentences(text: str) -> list[str]:
@@ -97,12 +114,12 @@ class CPUBaseline(BaseModel):
 
 @MODELS.register_module()
 class ExtractiveBaseline(CPUBaseline):
-    """The context sentence that best matches the question, without the question's own words."""
+    """The candidate (a context sentence) that best matches the question, without the
+    question's own words; prompts read by ``read_prompt``."""
 
     def answer(self, prompt: str, max_out_len: int) -> str:
-        context, question = split_prompt(prompt)
+        candidates, question = read_prompt(prompt)
         chinese = is_chinese(prompt)
-        candidates = sentences(context)
         if not candidates:
             return ''
         query = terms(question, chinese)

@@ -20,6 +20,8 @@ class LongContextHF(LongContextModel):
     ``chat=False`` serves base models: the prompt gets only the tokenizer's special tokens.
     """
 
+    engine_modules = ('torch', 'transformers')
+
     def __init__(
         self, path: str, max_seq_len: int, pad_token_id: Optional[int] = None, **kwargs
     ) -> None:

@@ -106,6 +106,8 @@ class LongContextVLLM(LongContextModel):
     config's. OpenCompass's vLLM wrapper sends over-long prompts as they are, and vLLM rejects them.
     """
 
+    engine_modules = ('vllm',)
+
     def __init__(self, path: str, max_seq_len: int, **kwargs) -> None:
         super().__init__(path=path, max_seq_len=max_seq_len, **kwargs)
         rope_scaling = self.rope_scaling

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
+from urllib.parse import quote
 
 from ..files.atomic import write_text
 from ..files.errors import ReportError
@@ -55,7 +56,13 @@ def write_report(work_dir: str | Path, out_dir: Optional[str | Path] = None) -> 
         from .intervals import BRACKETS_NOTE, RESAMPLES
 
         note.append(BRACKETS_NOTE.format(resamples=RESAMPLES) + '\n')
-    write_text(markdown, '\n'.join(note + [to_markdown(t) for t in tables]))
+    figures = [
+        f'![{p.stem}]({quote(p.relative_to(out).as_posix())})'
+        for p in written
+        if p.suffix == '.png'
+    ]
+    shown_figures = ['### Plots\n\n' + '\n\n'.join(figures) + '\n'] if figures else []
+    write_text(markdown, '\n'.join(note + [to_markdown(t) for t in tables] + shown_figures))
     written.append(markdown)
     stems = (table.stem.replace(SYNTHETIC_MARK, '') for table in tables)
     for table, stem in zip(tables, unique_stems(stems)):

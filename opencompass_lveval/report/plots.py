@@ -41,16 +41,23 @@ def plot_lines(
     y_label: str,
     dashed: Optional[dict[str, list]] = None,
     errors: Optional[dict[str, list]] = None,
+    positions: Optional[list[float]] = None,
 ) -> None:
     """One line per series over the x labels (missing points skipped), with error bars where
-    ``errors`` gives a (low, high) interval; dashed grey reference lines (chance) on top."""
+    ``errors`` gives a (low, high) interval; dashed grey reference lines (chance) on top. The
+    labels sit evenly spaced, or at ``positions`` (lengths in tokens) on a log axis."""
     plt = _pyplot()
     figure, axes = plt.subplots(figsize=(7, 4.2))
-    positions = list(range(len(x_labels)))
-    for label, values in series.items():
+    if positions:
+        axes.set_xscale('log', base=2)
+        axes.minorticks_off()
+    positions = list(positions or range(len(x_labels)))
+    for number, (label, values) in enumerate(series.items()):
         bounds = (errors or {}).get(label) or [None] * len(values)
         points = [(x, v, b) for x, v, b in zip(positions, values, bounds) if v is not None]
-        (line,) = axes.plot([p[0] for p in points], [p[1] for p in points], marker='o', label=label)
+        (line,) = axes.plot(
+            [p[0] for p in points], [p[1] for p in points], label=label, **line_look(number)
+        )
         bars = [(x, v, b) for x, v, b in points if b is not None]
         if bars:
             axes.errorbar(
@@ -87,6 +94,20 @@ def plot_lines(
     save(figure, path)
 
 
+MARKERS, DASHES = 'osD^v', ('-', '--', '-.', ':')
+
+
+def line_look(number: int) -> dict:
+    """The ``number``-th line's marker, dash and widths: each later one narrower and with
+    smaller marks, so that lines on the same values (two baselines at 0) stay apart."""
+    return {
+        'marker': MARKERS[number % len(MARKERS)],
+        'linestyle': DASHES[number % len(DASHES)],
+        'linewidth': max(1.0, 3.0 - 0.6 * number),
+        'markersize': max(4.0, 9.0 - 1.5 * number),
+    }
+
+
 def ink(rgba) -> str:
     """Black on light cells, white on dark ones (relative luminance, WCAG weights)."""
     red, green, blue = (
@@ -120,8 +141,10 @@ def plot_depth_maps(path: Path, label: str, maps: list) -> None:
         if number == 0:
             axis.set_ylabel(found.axis)
         axis.set_title(f'{found.dataset} ({found.placed}/{found.records} placed)', fontsize=9)
-    figure.colorbar(
-        image, ax=axes[0].tolist(), label=f'{metric} (%); the number in a cell: its records'
+    bar = figure.colorbar(image, ax=axes[0].tolist(), shrink=0.8)
+    bar.set_label(f'{metric} (%)', fontsize=11)
+    figure.suptitle(
+        f'{metric} by {maps[0].axis} and {maps[0].size_axis}, {label}\n'
+        'the number in a cell: its records'
     )
-    figure.suptitle(f'{metric} by {maps[0].axis} and {maps[0].size_axis}, {label}')
     save(figure, path)

@@ -12,6 +12,7 @@ import math
 import re
 import sys
 from pathlib import Path
+from typing import Optional
 
 from ..files.errors import ReportError
 from .tables import number
@@ -158,6 +159,28 @@ def prediction_parts(folder: Path, abbr: str) -> list[Path]:
         if (match := part.fullmatch(path.name))
     ]
     return [path for _, path in sorted(numbered)]
+
+
+def origin_prompts(run: Path, model: str, abbr: str) -> Optional[list]:
+    """The origin prompts of a dataset's predictions in a run, in record order (OpenCompass
+    writes ``{abbr}.json``, or ``{abbr}_0.json``, ``{abbr}_1.json``... when it splits one); None
+    where there are none or a file cannot be read."""
+    prompts = []
+    for part in prediction_parts(run / 'predictions' / model, abbr):
+        try:
+            found = json.loads(part.read_text(encoding='utf-8'))
+        except (OSError, ValueError):
+            return None
+        prompts += [found[key].get('origin_prompt') for key in sorted(found, key=int)]
+    return prompts or None
+
+
+def prompt_text(prompt) -> str:
+    """The text of an OpenCompass ``origin_prompt``: a string, or the last HUMAN round's."""
+    if isinstance(prompt, str):
+        return prompt
+    rounds = [p.get('prompt', '') for p in prompt or [] if isinstance(p, dict)]
+    return rounds[-1] if rounds else ''
 
 
 def dataset_of(stem: str) -> str:

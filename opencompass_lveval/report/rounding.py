@@ -25,3 +25,8 @@ def rounded(value: float, places: int = PLACES) -> float:
 def shown(value: float, places: int = PLACES) -> str:
     """``value`` as every table prints it: ``rounded``, with exactly ``places`` decimals."""
     return f'{rounded(value, places):.{places}f}'
+
+
+def counted(count: int, noun: str) -> str:
+    """A count and its noun, singular for one: ``1 record``, ``4 records``."""
+    return f'{count} {noun}{"s" * (count != 1)}'

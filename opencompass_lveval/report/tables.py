@@ -68,6 +68,9 @@ class BoardTable:
     note: str = ''  # how the numbers are made, printed under the title
     label: str = 'model'  # what the first column names: models, or a table's own items
     axis: str = 'size'  # the plot's x-axis: the benchmark's sizes in their length unit
+    # where the plotted columns sit on the x axis (their lengths in tokens, a log axis); None:
+    # evenly spaced
+    positions: Optional[list[float]] = None
     metric: str = 'score'  # what the values are: the plot's y-axis
 
 

@@ -20,8 +20,11 @@ from opencompass.registry import RUNNERS, TASKS
 from opencompass.runners import LocalRunner
 from opencompass.utils import model_abbr_from_cfg
 
+from ..report.rounding import counted
 from .outcomes import StageOutcomes, task_class
-from .stops import counted, task_pairs, write_not_run
+from .quoting import quoting
+from .run_lock import hold_for
+from .stops import task_pairs, write_not_run
 
 CPU_CONFIG = 'configs/eval_demo.py'
 
@@ -92,8 +95,16 @@ def is_local_runner(runner_type: Any) -> bool:
 class CheckedLocalRunner(StageOutcomes, LocalRunner):
     """``LocalRunner`` (same settings) that stops the run before any task starts when a task
     asks for more GPUs than this machine has, naming the config that runs on CPU; each task of
-    the stage gets a log saying so (``lveval leaderboard`` shows it). With ``StageOutcomes``."""
+    the stage gets a log saying so (``lveval leaderboard`` shows it). With ``StageOutcomes``; one
+    driver per run folder (``run_lock.py``); task commands quoted for the shell
+    (``quoting.py``: LocalRunner's holds the folder the run started in)."""
+
+    def __init__(self, task, *args, **settings) -> None:
+        super().__init__(task, *args, **settings)
+        if not self.debug:  # debug mode reads the type as a name, and runs no shell for it
+            self.task_cfg['type'] = quoting(self.task_cfg['type'])
 
     def launch(self, tasks: list) -> list:
         stop_for_gpus(tasks, self.task_cfg['type'])
+        hold_for(tasks)
         return super().launch(tasks)

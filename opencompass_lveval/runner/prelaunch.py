@@ -12,6 +12,7 @@ any task, so it works with any runner; a partitioner or runner of another kind c
 
 from __future__ import annotations
 
+import difflib
 import os.path as osp
 from collections.abc import Iterable
 from typing import Optional
@@ -27,9 +28,11 @@ from opencompass.utils import (
 )
 
 from ..files.columnar import ColumnarDataset
+from ..report.rounding import counted
 from .infer_task import check_before_weights
 from .local import is_local_runner, stop_for_gpus
-from .stops import Problem, counted, grouped, write_not_run
+from .readiness import stop_if_unready
+from .stops import Problem, grouped, write_not_run
 
 
 def _cause(exc: BaseException) -> str:
@@ -123,17 +126,31 @@ def stop_before_launch(pending: Iterable[tuple[dict, list]], work_dir: str) -> N
 @PARTITIONERS.register_module()
 class CheckedPartitioner(NumWorkerPartitioner):
     """OpenCompass's ``NumWorkerPartitioner`` (same settings), for ``infer``, that first stops
-    the run on what is left to infer: where the config's inference runner runs tasks on this
-    machine (a ``LocalRunner``), a model asking for more GPUs than it has, before anything is
-    read; then ``stop_before_launch``. With ``num_split`` 1 (one worker, or set) it sizes no
+    the run on what is left to infer: a runner or engine this machine lacks (``readiness.py``:
+    Slurm, Ray, vLLM...); where the config's inference runner runs tasks on this machine (a
+    ``LocalRunner``), a model asking for more GPUs than it has, before anything is read; then
+    ``stop_before_launch``. With ``num_split`` 1 (one worker, or set) it sizes no
     dataset: OpenCompass's reads each one again only to size splits it then does not make, and
     caches the sizes by dataset name alone (``.cache/dataset_size.json``), where a later run
     with other data would find them and skip its reading."""
 
     runner: dict = {}  # the config's inference runner, set when the run calls it
+    eval_runner: dict = {}  # and its evaluation runner
 
     def __call__(self, cfg):
         self.runner = dict(cfg.get('infer', {}).get('runner', {}))
+        self.eval_runner = dict(cfg.get('eval', {}).get('runner', {}))
+        unknown = summary_problems(cfg)
+        if unknown:
+            raise SystemExit(
+                '\n'.join(
+                    [
+                        'The run stopped before any task started: its summarizer names what '
+                        'matches nothing (its row would be empty):',
+                        *(f'- {line}' for line in unknown),
+                    ]
+                )
+            )
         return super().__call__(cfg)
 
     def partition(self, model_dataset_combinations, work_dir, out_dir, add_cfg=None):
@@ -143,6 +160,7 @@ class CheckedPartitioner(NumWorkerPartitioner):
             for model in comb['models']
         ]
         pending = [(model, left) for model, left in pending if left]
+        stop_if_unready([self.runner, self.eval_runner], [model for model, _ in pending])
         if is_local_runner(self.runner.get('type')):
             task_type = self.runner.get('task', {}).get('type', OpenICLInferTask)
             as_tasks = [dict(models=[m], datasets=[left], work_dir=work_dir) for m, left in pending]
@@ -154,6 +172,39 @@ class CheckedPartitioner(NumWorkerPartitioner):
         if self.num_split <= 1:
             return 0  # the size only decides splits, and none are made
         return super().get_size(dataset)
+
+
+def summary_problems(cfg: dict) -> list[str]:
+    """The summarizer's rows and group members that carry a registered benchmark's prefix
+    (``LVEval_``) yet name no dataset of the run, no dataset of the benchmark at a level of its
+    form and no summary group, one line each with the closest known name; other names (another
+    package's datasets) are left alone."""
+    from ..framework import benchmarks
+
+    summarizer = cfg.get('summarizer') or {}
+    groups = list(summarizer.get('summary_groups') or [])
+    abbrs = [dataset.get('abbr', '') for dataset in cfg.get('datasets', [])]
+    known = set(abbrs) | {group.get('name') for group in groups}
+    grids = [b for b in benchmarks.registered() if getattr(b, 'prefix', None)]
+    for benchmark in grids:
+        known |= {group['name'] for cells in (None, abbrs) for group in benchmark.summary(cells)[1]}
+        known |= {benchmark.abbr(t, s) for t in benchmark.tasks for s in benchmark.sizes_of(t)}
+    entries = list(summarizer.get('dataset_abbrs') or [])
+    entries += [subset for group in groups for subset in group.get('subsets', [])]
+    problems = []
+    for name in dict.fromkeys(e if isinstance(e, str) else e[0] for e in entries):
+        owner = next((b for b in grids if name.startswith(f'{b.prefix}_')), None)
+        if name in known or owner is None or owner.split_abbr(name):
+            continue
+        if owner.is_level(name[len(owner.prefix) + 1 :]):
+            continue  # the average at a level (LVEval_512k), which the summarizer adds
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        guess = f'; did you mean {close[0]!r}?' if close else ''
+        problems.append(
+            f'{name!r} names no dataset of the run, no {owner.title} dataset and no summary '
+            f'group{guess}'
+        )
+    return problems
 
 
 def _predicted(model_cfg: dict, dataset_cfg: dict, out_dir: str) -> bool:

@@ -10,7 +10,8 @@ Slurm step that loads it imports nothing heavy.
   SIGKILL to the group after a grace period.
 - ``free_port`` and ``node_address``: where a server on this machine can listen, and the address
   another machine reaches it at.
-- ``connect_ray``: the cluster at a setting's address or ``$RAY_ADDRESS``, or an error naming both.
+- ``connect_ray``: the cluster at a setting's address or ``$RAY_ADDRESS`` once its head answers
+  within a limit, or an error naming the address and the setting.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from contextlib import suppress
 from typing import Any, Optional
 
 _PR_SET_PDEATHSIG = 1
+CONNECT_TIMEOUT_S = 30.0  # how long connect_ray asks a Ray head before it gives up
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> None:
@@ -67,12 +69,14 @@ def node_address(toward: Optional[str] = None) -> str:
     return socket.gethostbyname(socket.gethostname())
 
 
-def connect_ray(address: Optional[str], who: str, setting: str) -> Any:
+def connect_ray(
+    address: Optional[str], who: str, setting: str, timeout_s: float = CONNECT_TIMEOUT_S
+) -> Any:
     """Ray, connected to the cluster at ``address`` or else ``$RAY_ADDRESS``; ``who`` and
-    ``setting`` (where the address is set) name the fix where neither is given."""
-    import ray
-
+    ``setting`` (where the address is set) name the fix where neither is given, or where no
+    Ray head answers there within ``timeout_s`` seconds (``ray.init`` has no limit of its own)."""
     from ..files.errors import ClusterSetupError
+    from .ray_cluster import head_problem
 
     address = address or os.environ.get('RAY_ADDRESS')
     if not address:
@@ -80,5 +84,14 @@ def connect_ray(address: Optional[str], who: str, setting: str) -> Any:
             f'{who} needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head that '
             f'`ray start --head` started), or set {setting}'
         )
+    problem = head_problem(address, timeout_s)
+    if problem:
+        raise ClusterSetupError(
+            f'{who}: no Ray cluster answers at {address} ({problem}): check the address '
+            f'(RAY_ADDRESS, or {setting}), that its head runs and that this machine reaches it '
+            f"(`ray status --address {address}`), or give it longer with {who}'s connect_timeout_s"
+        )
+    import ray
+
     ray.init(address=address, logging_level='WARNING', log_to_driver=False)
     return ray

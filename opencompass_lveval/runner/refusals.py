@@ -10,13 +10,19 @@ from opencompass.utils import get_logger
 from ..files.atomic import write_text
 
 
-def refuse_gpu_request(task: Any, nodes: str, offered: int) -> int:
-    """Refuse ``task``, which asks for more GPUs than any of ``nodes`` offers; returns the exit
-    code the runner reports for it."""
-    message = (
-        f'{task.name} asks for {task.num_gpus} GPUs, but {nodes} offer at most {offered}; not '
-        "submitted. Lower the model's run_cfg.num_gpus (tensor parallelism) or use nodes with more."
-    )
-    write_text(task.get_log_path(file_extension='out'), f'GPURequestError: {message}\n')
+def refuse(task: Any, error: str, message: str) -> int:
+    """Refuse ``task``: its log file becomes the line ``{error}: {message}``, which the run's log
+    shows too; returns the exit code the runner reports for it."""
+    write_text(task.get_log_path(file_extension='out'), f'{error}: {message}\n')
     get_logger().error(message)
     return 1
+
+
+def refuse_gpu_request(task: Any, nodes: str, offered: int) -> int:
+    """Refuse ``task``, which asks for more GPUs than any of ``nodes`` offers."""
+    return refuse(
+        task,
+        'GPURequestError',
+        f'{task.name} asks for {task.num_gpus} GPUs, but {nodes} offer at most {offered}; not '
+        "submitted. Lower the model's run_cfg.num_gpus (tensor parallelism) or use nodes with more.",
+    )

@@ -39,6 +39,7 @@ from ..models.settings import unknown_key_message
 from ..models.vllm import LongContextVLLM
 from .infer_task import check_before_weights, model_class
 from .local import CheckedLocalRunner
+from .run_lock import hold_for
 
 SERVED_TYPE = 'opencompass_lveval.serving.served.ServedVLLM'
 COST_MODELS = ('linear', 'quadratic')
@@ -190,6 +191,7 @@ class ServeOnceRunner(BaseRunner):
         self.inner = RUNNERS.build({**inner, 'task': task, 'debug': debug})
 
     def launch(self, tasks: list) -> list:
+        hold_for(tasks)  # before any replica starts: a second driver would serve it all again
         served = [t for t in tasks if t['models'] and all(is_served(m) for m in t['models'])]
         others = [t for t in tasks if t not in served]
         if served:

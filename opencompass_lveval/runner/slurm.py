@@ -20,7 +20,9 @@ from opencompass.registry import RUNNERS, TASKS
 from opencompass.runners import SlurmRunner
 
 from .outcomes import StageOutcomes
+from .quoting import quoting
 from .refusals import refuse_gpu_request
+from .run_lock import hold_for
 
 _GPUS = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
 
@@ -51,12 +53,20 @@ def partition_gpus(partition: Optional[str]) -> Optional[int]:
 class CheckedSlurmRunner(StageOutcomes, SlurmRunner):
     """``SlurmRunner`` (same settings) that does not submit a task whose ``run_cfg.num_gpus``
     exceeds what one node of the partition offers; with ``StageOutcomes``. Without a
-    ``partition``, the one named by ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (a
-    config cannot read the environment itself: OpenCompass dumps it as text)."""
+    ``partition``, the one named by ``$LVEVAL_SLURM_PARTITION`` is used, else Slurm's default (read
+    when the runner is built, on the machine that submits). One driver per run folder
+    (``run_lock.py``); task commands quoted for the shell (``quoting.py``). Slurm passes the
+    driver's environment to each task (``srun``'s default), so a task's secrets are read from it
+    there, never written to a config."""
 
     def __init__(self, task, partition: Optional[str] = None, **settings) -> None:
         partition = partition or os.environ.get('LVEVAL_SLURM_PARTITION') or None
         super().__init__(task, partition=partition, **settings)
+        self.task_cfg['type'] = quoting(self.task_cfg['type'])
+
+    def launch(self, tasks: list) -> list:
+        hold_for(tasks)
+        return super().launch(tasks)
 
     def _launch(self, cfg, random_sleep: bool = True):
         task = TASKS.build(dict(cfg=cfg, type=self.task_cfg['type']))

@@ -24,10 +24,6 @@ class Problem:
     cause: str
 
 
-def counted(count: int, noun: str) -> str:
-    return f'{count} {noun}{"s" * (count != 1)}'
-
-
 def grouped(problems: Iterable[Problem], shown: int = SHOWN) -> list[str]:
     """One line per cause, naming the models and datasets it concerns (a few, then a count);
     after ``shown`` causes, how many more there are."""

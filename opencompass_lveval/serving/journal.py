@@ -18,28 +18,9 @@ from pathlib import Path
 from typing import Optional
 
 from ..files.atomic import write_text
+from ..files.jsonl import journal_records
 
 _LOG = logging.getLogger(__name__)
-
-
-def read_events(path: Path) -> list[dict]:
-    """The events of a journal, each bad line named in a warning and skipped."""
-    events = []
-    with open(path, encoding='utf-8', errors='replace') as stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError as exc:
-                _LOG.warning(f'{path}, line {number}: not JSON ({exc}); skipped')
-                continue
-            if not isinstance(event, dict):
-                _LOG.warning(f'{path}, line {number}: a JSON {type(event).__name__}, not an '
-                             'object; skipped')  # fmt: skip
-                continue
-            events.append(event)
-    return events
 
 
 class ReplicaJournal:
@@ -50,7 +31,9 @@ class ReplicaJournal:
         self.records: list[dict] = []
         self.lock = threading.Lock()
         if self.path is not None and self.path.is_file():  # earlier stages of the same run
-            self.records = read_events(self.path)
+            self.records, skipped = journal_records(self.path)
+            for why in skipped:
+                _LOG.warning(f'{why}; skipped')
 
     def note(self, replica: str, event: str, **fields) -> None:
         """One event; a journal that cannot be written is said once, and the stage goes on

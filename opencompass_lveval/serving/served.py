@@ -39,6 +39,8 @@ class ServedVLLM(LongContextVLLM):
     engine's ``request.engine_identity``; ``served_plan``: the folder of this model config's
     plan), both as the runner planned them."""
 
+    engine_modules = ()  # answers from the store: no engine loads
+
     def __init__(
         self,
         path: str,

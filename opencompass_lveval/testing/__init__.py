@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .conformance import ConformanceError as ConformanceError
+from .conformance import ConformanceWarning as ConformanceWarning
 from .conformance import check_benchmark as check_benchmark
 
 CHAT_TEMPLATE = (

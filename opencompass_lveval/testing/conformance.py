@@ -56,6 +56,10 @@ class ConformanceError(AssertionError):
     """The checks a benchmark failed, one line each (``check: why``)."""
 
 
+class ConformanceWarning(UserWarning):
+    """What the kit finds suspicious but not wrong (a baseline scoring 0 everywhere)."""
+
+
 class CheckFailed(Exception):
     """Why one check failed."""
 
@@ -111,6 +115,7 @@ class Conformance:
     config: Optional[Path] = None
     run: Optional[Path] = None
     failures: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     passed: set[str] = field(default_factory=set)
 
     def check(self, label: str, step: Callable[[], None], after: str = '') -> None:
@@ -209,27 +214,119 @@ class Conformance:
             )
         self.run = runs[-1].parent
 
-    def scores(self) -> None:
-        """Every model has every dataset's result, each metric a percentage; the random
-        baseline is not perfect (a metric it passes accepts anything)."""
-        benchmark = self.benchmark
-        abbrs = [d['abbr'] for d in benchmark.demo_datasets(str(self.folder / 'data'))]
-        headline = {}
+    def _abbrs(self) -> list[str]:
+        return [d['abbr'] for d in self.benchmark.demo_datasets(str(self.folder / 'data'))]
+
+    def _results(self) -> dict[str, dict[str, tuple[Path, dict]]]:
+        """model -> abbr -> (path, result) of every baseline and demo dataset; a missing result
+        fails the check that asks."""
+        found: dict[str, dict[str, tuple[Path, dict]]] = {}
         for model in BASELINES:
-            for abbr in abbrs:
+            for abbr in self._abbrs():
                 path = self.run / 'results' / model / f'{abbr}.json'
                 if not path.is_file():
                     raise CheckFailed(f'no result {path}: see {self.run / "logs"}')
-                result = json.loads(path.read_text())
-                for metric in benchmark.result_metrics:
-                    value = result.get(metric)
-                    if not isinstance(value, (int, float)) or not 0 <= value <= 100:
-                        raise CheckFailed(f'{path}: {metric} is {value!r}, not a percentage')
-                headline.setdefault(model, []).append(result[benchmark.interval_metric])
-        random = sum(headline['random-guess']) / len(abbrs)
+                found.setdefault(model, {})[abbr] = path, json.loads(path.read_text())
+        return found
+
+    def scores(self) -> None:
+        """Every model has every dataset's result, each metric a percentage (per record too), and
+        not fractions (every value of a metric within [0, 1]); the random baseline is not perfect
+        (a metric it passes accepts anything). A baseline scoring 0 on every dataset is a
+        warning."""
+        benchmark, results = self.benchmark, self._results()
+        values: dict[str, list[float]] = {}
+        for path, result in (found for by_abbr in results.values() for found in by_abbr.values()):
+            for metric in benchmark.result_metrics:
+                value = result.get(metric)
+                if not isinstance(value, (int, float)) or not 0 <= value <= 100:
+                    raise CheckFailed(f'{path}: {metric} is {value!r}, not a percentage')
+                values.setdefault(metric, []).append(value)
+            for metric in benchmark.metrics:
+                found = benchmark.record_scores(result, metric) or []
+                if any(not 0 <= score <= 100 for score in found):
+                    raise CheckFailed(f"{path}: a record's {metric} is not from 0 to 100")
+                values.setdefault(metric, []).extend(found)
+        for metric, found in values.items():
+            if 0 < max(found) <= 1:
+                raise CheckFailed(
+                    f'every {metric} of both baselines, per dataset and per record, lies in '
+                    f'[0, 1] (the largest is {max(found):g}): scores given as fractions; give '
+                    'percentages (x 100), or declare score_scale = 100 for fractions in details'
+                )
+        headline = {
+            model: [result[benchmark.interval_metric] for _, result in by_abbr.values()]
+            for model, by_abbr in results.items()
+        }
+        random = sum(headline['random-guess']) / len(headline['random-guess'])
         if random >= 100:
             raise CheckFailed(
                 f'the random baseline scores {random:.2f}: the metric takes any reply'
+            )
+        self.warnings += [
+            f'{model} scores 0 on every dataset ({benchmark.interval_metric}): check that the '
+            'metric takes a right answer, unless no such baseline can give one'
+            for model, found in headline.items()
+            if not any(found)
+        ]
+
+    def depths(self) -> None:
+        """Every answer depth lies in [0, 1], and every row of every depth map (its
+        ``depth_bins``) holds records of the demo data."""
+        benchmark = self.benchmark
+        for model, by_abbr in self._results().items():
+            found, scores, depths = {}, {}, {}
+            for abbr, (path, result) in by_abbr.items():
+                placed = benchmark.record_depths(self.run, model, abbr, result)
+                if placed is None:
+                    continue
+                for number, depth in enumerate(placed):
+                    if depth is not None and not 0 <= depth <= 1:
+                        raise CheckFailed(
+                            f"{path}: record {number}'s depth is {depth!r}, not a fraction of "
+                            'the context in [0, 1]'
+                        )
+                found[abbr], depths[abbr] = result, placed
+                scores[abbr] = benchmark.record_scores(result) or [0.0] * len(placed)
+            for depth_map in benchmark.depth_maps(found, scores, depths):
+                empty = [row for row, n in zip(depth_map.rows, depth_map.counts) if not any(n)]
+                if empty:
+                    raise CheckFailed(
+                        f'the depth map of {depth_map.dataset} ({model}) has rows with no record: '
+                        f'{", ".join(empty)}; place demo answers in every row of depth_bins, or '
+                        'declare the rows the data fills'
+                    )
+
+    def random_baseline(self) -> None:
+        """``random_answer`` answers each of the benchmark's own prompts as the run rendered
+        them (the random baseline falls back to a context sentence where it does not); a
+        benchmark declaring none is a warning."""
+        import random
+
+        from ..framework.benchmarks import Benchmark
+        from ..report.results import origin_prompts, prompt_text
+
+        benchmark = self.benchmark
+        if type(benchmark).random_answer is Benchmark.random_answer:
+            self.warnings.append(
+                'declares no random_answer: the random baseline answers its prompts with a random '
+                'context sentence, no valid random answer'
+            )
+            return
+        prompts = [
+            (abbr, number, prompt_text(prompt))
+            for abbr in self._abbrs()
+            for number, prompt in enumerate(origin_prompts(self.run, 'random-guess', abbr) or [])
+        ]
+        if not prompts:
+            raise CheckFailed(f'no random-guess predictions in {self.run / "predictions"}')
+        missed = [p for p in prompts if benchmark.random_answer(p[2], random.Random(0)) is None]
+        if missed:
+            abbr, number, text = missed[0]
+            raise CheckFailed(
+                f'random_answer gives no answer to {len(missed)} of its {len(prompts)} prompts '
+                f'(first: {abbr} record {number}, ending {text[-60:]!r}): the random baseline '
+                'answers those with a context sentence; recognise the prompt as the run renders it'
             )
 
     def summary(self) -> None:
@@ -293,6 +390,8 @@ class Conformance:
         self.check('opencompass run', self.opencompass, after='configs')
         for label, step in (
             ('scores', self.scores),
+            ('depths', self.depths),
+            ('random baseline', self.random_baseline),
             ('summary', self.summary),
             ('report', self.report),
             ('leaderboard', self.board),
@@ -301,12 +400,19 @@ class Conformance:
         return self.failures
 
 
-def check_benchmark(name: str, folder, seed: int = 0) -> None:
+def check_benchmark(name: str, folder, seed: int = 0) -> list[str]:
     """Check the registered benchmark ``name`` end to end in the empty folder ``folder`` (a
-    pytest ``tmp_path``); raise ``ConformanceError`` listing every check that failed."""
+    pytest ``tmp_path``); raise ``ConformanceError`` listing every check that failed. What is
+    suspicious but not wrong is returned, each line also issued as a ``ConformanceWarning``."""
+    import warnings
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    failures = Conformance(name, folder, seed).all()
+    conformance = Conformance(name, folder, seed)
+    failures = conformance.all()
+    for line in conformance.warnings:
+        warnings.warn(f'benchmark {name!r}: {line}', ConformanceWarning, stacklevel=2)
     if failures:
         lines = '\n'.join(f'- {line}' for line in failures)
         raise ConformanceError(f'benchmark {name!r} fails {len(failures)} check(s):\n{lines}')
+    return conformance.warnings

@@ -143,3 +143,33 @@ def test_help_imports_no_heavy_library(args):
     )
     done = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == '[]', done.stdout[-300:]
+
+
+def test_data_synth_says_one_record_and_draws_no_bar_per_subset(tmp_path, capsys):
+    """55 small files: no `0%| 0/1` bar for each (a bar shows on a terminal only after a second),
+    and one record is `1 record`, in the synth line and in `data check`."""
+    from opencompass_lveval.cli import main
+
+    assert main(['data', 'synth', str(tmp_path), '--count', '1']) == 0
+    printed = capsys.readouterr()
+    assert 'record/s]' not in printed.err and '0%|' not in printed.err
+    assert f'wrote 55 LV-Eval subsets (1 record each, lengths / 100) to {tmp_path}' in printed.out
+    assert main(['data', 'check', str(tmp_path)]) == 0
+    assert 'ok (synthetic, 1 record)' in capsys.readouterr().out
+
+
+def test_inputs_names_the_known_models_and_datasets_for_one_that_matches_nothing(capsys):
+    from runs import REPO
+
+    from opencompass_lveval.cli import main
+
+    config = str(REPO / 'configs' / 'eval_demo.py')
+    assert main(['inputs', config, '--count-only', '--models', 'extractive-bm2']) == 2
+    assert capsys.readouterr().err == (
+        "error: no models ['extractive-bm2'] in the config; it has ['extractive-bm25', "
+        "'random-guess']\n"
+    )
+    assert main(['inputs', config, '--count-only', '--datasets', 'LVEval_cmrc_16k']) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("error: no datasets ['LVEval_cmrc_16k'] in the config; it has [")
+    assert "'LVEval_cmrc_mixup_16k'" in said

@@ -387,3 +387,34 @@ def test_out_writes_the_text_a_baseline_answers_from_with_its_length(
         (prompt, lveval_length(prompt, 'zh')[0], 'characters') for prompt in prompts
     ]
     assert 'random-guess x LVEval_cmrc_mixup_16k: 2 records' in capsys.readouterr().out
+
+
+def test_levels_in_the_models_tokens_count_a_baselines_prompts_in_words_saying_so(
+    tmp_path, warm, capsys, monkeypatch
+):
+    """A benchmark declaring ``level_unit = 'tokens'`` (tests/hops.py): a tokenizer-free
+    baseline counts each prompt's words (the prompt as the raw record and the declared template
+    make it) and the header says its levels are the model's tokens."""
+    from hops import Hops
+
+    from opencompass_lveval.framework import benchmarks
+    from opencompass_lveval.testing.conformance import CONFIG
+
+    own = tuple(b for b in benchmarks.registered() if benchmarks.plugin_of(b) is None)
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*own, Hops()))  # as a user's install
+    Hops().write_synthetic(tmp_path / 'data', seed=0)
+    config = tmp_path / 'eval_hops.py'
+    config.write_text(CONFIG.format(name='hops', data=str(tmp_path / 'data')))
+    code, out, _ = count_only(capsys, str(config), '--models', 'random-guess')
+    assert code == 0, out
+    assert out[0].startswith("random-guess (baseline; no tokenizer: prompts in the benchmark's")
+    assert out[0].endswith("; Hops: the model's tokens (words without a tokenizer))):")
+    for task in Hops.tasks:
+        for size in Hops.sizes:
+            path = tmp_path / 'data' / 'hops' / f'hops_{task}_{size}.jsonl'
+            words = [
+                len(f'{r["context"]}\n\n{r["input"]}'.split())
+                for r in map(json.loads, path.read_text().splitlines())
+            ]
+            line = f'  Hops_{task}_{size}: 6 records, {min(words)}-{max(words)} words '
+            assert f'{line}({sum(words)} in all), prompt same' in out

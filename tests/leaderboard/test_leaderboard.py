@@ -374,6 +374,8 @@ def test_plot_lines_never_share_colour_and_dash():
     assert len({(style.color, style.dash) for style in styles}) == len(rows) == 36
     assert {s.dash for s in styles[:4]} == {''} and {s.dash for s in styles[4:12]} == {'6,3'}
     assert all(style.opacity < 1 for style in styles[14:])
+    alone = line_styles(rows[14:])  # a demo's board: nothing to fade them against
+    assert all(style.opacity == 1 and style.dash for style in alone)
 
 
 def test_a_plot_of_many_lines_has_room_for_every_legend_entry(tmp_path):

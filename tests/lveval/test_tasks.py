@@ -67,6 +67,32 @@ def test_configs_at_other_levels_copy_each_datasets_first_config():
     assert shipped[0]['abbr'] == 'LVEval_hotpotwikiqa_mixup_16k'  # copies, not the originals
 
 
+def test_a_task_or_level_that_matches_nothing_is_an_error_naming_the_known_ones():
+    """A misspelled task added nothing and said nothing; a size not of the levels' form, or
+    configs of another benchmark, the same."""
+    lveval, adaleval = named('lveval'), named('adaleval')
+    shipped = lveval.configs(path='/data', sizes=['16k'])
+    with pytest.raises(ValueError) as error:
+        lveval.at_sizes(shipped, ['512k'], tasks=['factrecall_english'])
+    assert str(error.value) == (
+        "lveval.at_sizes: no task 'factrecall_english'; did you mean 'factrecall_en'? its tasks: "
+        'hotpotwikiqa_mixup, loogle_SD_mixup, loogle_CR_mixup, loogle_MIR_mixup, '
+        'multifieldqa_en_mixup, multifieldqa_zh_mixup, factrecall_en, factrecall_zh, cmrc_mixup, '
+        'lic_mixup, dureader_mixup'
+    )
+    with pytest.raises(ValueError, match=r"'512K' is no level of its form \(its levels: 16k, "):
+        lveval.at_sizes(shipped, ['512K'])
+    with pytest.raises(ValueError, match='the 17 configs given hold no plain config of any'):
+        lveval.at_sizes(adaleval.configs('/ada'), ['512k'])
+    only_cmrc = lveval.configs(path='/data', sizes=['16k'], tasks=['cmrc_mixup'])
+    with pytest.raises(ValueError, match='hold no plain config of lic_mixup to copy'):
+        lveval.at_sizes(only_cmrc, ['512k'], tasks=['cmrc_mixup', 'lic_mixup'])
+    with pytest.raises(ValueError, match="adaleval.configs: no task 'tsrot'; did you mean 'tsort'"):
+        adaleval.configs(tasks=['tsrot'])
+    one = lveval.at_sizes(shipped, '512k', tasks='factrecall_en')  # one name needs no list
+    assert [c['abbr'] for c in one] == ['LVEval_factrecall_en_512k']
+
+
 def test_summary_groups_keep_opencompass_names_and_members():
     rows, found = named('lveval').summary()
     groups = {g['name']: g['subsets'] for g in found}

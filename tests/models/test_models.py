@@ -277,6 +277,53 @@ def test_extractive_baseline_finds_the_fact():
     assert record['answers'][0] in answer and '建立' not in answer
 
 
+RULER_NEEDLES = [
+    f'{length}/{task}'
+    for length in (4096, 8192)
+    for task in ('niah_single_1', 'niah_single_2', 'niah_single_3')
+    + ('niah_multikey_1', 'niah_multikey_2', 'niah_multikey_3')
+]
+
+
+@pytest.mark.parametrize('cell', RULER_NEEDLES)
+def test_extractive_baseline_finds_ruler_needles_where_the_benchmark_declares_its_reading(
+    cell, monkeypatch
+):
+    """The golden RULER records' prompts (input and answer prefix, as the official files hold
+    them): read as LV-Eval's (the question after the last blank line) the baseline answers with
+    no needle; read as a benchmark declares (the question from its last "What is/are all the
+    special magic", the candidates the sentences holding a needle) it answers with the key's."""
+    from hops import Hops
+
+    from opencompass_lveval.framework import benchmarks
+    from opencompass_lveval.framework.benchmarks import PromptReading
+
+    path = REPO / 'tests' / 'data' / 'golden' / 'ruler' / 'data' / cell / 'validation.jsonl'
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    prompts = [record['input'] + record['answer_prefix'] for record in records]
+    baseline = ExtractiveBaseline()
+    undeclared = [baseline.answer(prompt, 128) for prompt in prompts]
+    assert not any(r['outputs'][0] in answer for r, answer in zip(records, undeclared))
+    reading = PromptReading(r'\nWhat (?:is|are all) the special magic', keep='One of the special')
+    needles = type('Needles', (Hops,), {'name': 'needles', 'extractive_reading': reading})
+    monkeypatch.setattr(benchmarks, 'BENCHMARKS', (*benchmarks.registered(), needles()))
+    for record, prompt in zip(records, prompts):
+        answer = baseline.answer(prompt, 128)
+        assert record['outputs'][0] in answer and 'mentioned' not in answer, answer
+
+
+def test_a_reading_whose_pattern_does_not_compile_is_refused_at_registration():
+    from hops import Hops
+
+    from opencompass_lveval.files.errors import BenchmarkError
+    from opencompass_lveval.framework import benchmarks
+    from opencompass_lveval.framework.benchmarks import PromptReading
+
+    bad = type('Bad', (Hops,), {'extractive_reading': PromptReading('(What')})
+    with pytest.raises(BenchmarkError, match=r"Bad.extractive_reading.question '\(What' is no "):
+        benchmarks._instance(bad, 'the entry point')
+
+
 def test_random_guess_gives_valid_seeded_answers():
     tsort = 'sort ... into the correct order ... Part 1: a\n\nPart 4: d\n\nAnswer:'
     bestanswer = 'The question is given below.\nq\n\nPossible answers are given below.\n' + ''.join(

@@ -92,7 +92,7 @@ def test_tables_match_the_per_sample_results(tmp_path):
                 assert float(rows[task.name][column]) == pytest.approx(expected, abs=0.005)
         for column, level in enumerate(LEVELS):
             level_scores = [subset_score(per_sample[model, t.abbr(level)]) for t in TASKS]
-            assert float(rows['average'][column]) == pytest.approx(
+            assert float(rows['Overall'][column]) == pytest.approx(
                 sum(level_scores) / len(level_scores), abs=0.005
             )
         single_hop = [
@@ -108,7 +108,7 @@ def test_tables_match_the_per_sample_results(tmp_path):
     assert levels[0] == ['model'] + list(LEVELS) + ['avg']
     assert [row[0] for row in levels[1:]] == ['model-a', 'model-b']
     model_a = {row[0]: row[1:] for row in read_csv(run / 'summary' / 'lveval_model-a.csv')}
-    assert levels[1][1:6] == model_a['average'][:5]
+    assert levels[1][1:6] == model_a['Overall'][:5]
     ada = read_csv(run / 'summary' / 'adaleval_bestanswer_model-a.csv')
     assert ada[0] == ['metric', '1k', '2k'] and ada[1] == ['accuracy', '30.0', '12.5']
     assert ada[5] == ['random_guess', '26.16', '26.16']
@@ -128,6 +128,9 @@ def test_tables_match_the_per_sample_results(tmp_path):
         'averages over datasets resample within each dataset.\n'
     )
     assert re.search(r'\| \d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] \|', markdown)
+    plots = sorted(path.name for path in written if path.suffix == '.png')
+    linked = re.findall(r'^!\[[^]]*\]\(([^)]+)\)$', markdown, re.M)  # every plot, beside it
+    assert sorted(linked) == plots and all((run / 'summary' / name).is_file() for name in linked)
 
 
 def percent_scores(results):
@@ -184,7 +187,7 @@ def test_report_command_and_its_errors(tmp_path, capsys):
     recorded_run(tmp_path / 'work', models=('solo',))
     assert main(['report', str(tmp_path / 'work'), '--out', str(tmp_path / 'report')]) == 0
     out = capsys.readouterr().out
-    assert '### LV-Eval average score by length level' in out
+    assert '### LV-Eval: Overall by length level' in out
     assert (tmp_path / 'report' / 'lveval_solo.csv').exists()
 
 
@@ -257,6 +260,17 @@ def test_an_average_is_not_rounded_before_it_is_shown():
     assert shown(mean(pair)) == '44.37'
     assert mean([0.5, 0.0, 0.0, 0.0]) == 0.125 and mean([1 / 3, 1 / 3, 1 / 3]) == 1 / 3
     assert mean([1.0, None]) is None and mean([]) is None
+
+
+def test_lines_on_the_same_values_stay_apart():
+    """Two baselines at 0 (TSort): each line its own marker and dash, each later one narrower
+    with smaller marks, so the first shows around the second."""
+    from opencompass_lveval.report.plots import line_look
+
+    looks = [line_look(number) for number in range(4)]
+    assert len({(look['marker'], look['linestyle']) for look in looks}) == 4
+    widths = [(look['linewidth'], look['markersize']) for look in looks]
+    assert widths == sorted(widths, reverse=True) and widths[0] > widths[1]
 
 
 def test_a_line_at_zero_is_drawn_above_the_axis():

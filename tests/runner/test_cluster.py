@@ -243,15 +243,17 @@ def test_ray_hands_each_task_its_own_gpu(cluster, demo):
 
 def task_processes(folder: Path) -> list[str]:
     """Command lines of the processes (on any node: this machine sees every process table) that
-    run a task of a config in ``folder``/tmp."""
+    run a task of a config in ``folder``/tmp: named there, or relative to ``folder`` where the
+    process runs (RayRunner's commands name ``tmp/..._params.py`` and run in the run folder)."""
     found = []
-    for cmdline in Path('/proc').glob('[0-9]*/cmdline'):
+    for proc in Path('/proc').glob('[0-9]*'):
         try:
-            text = cmdline.read_bytes().replace(b'\0', b' ').decode()
+            line = (proc / 'cmdline').read_bytes().replace(b'\0', b' ').decode()
+            where = os.readlink(proc / 'cwd')
         except OSError:
             continue
-        if str(folder / 'tmp') in text:
-            found.append(text)
+        if '_params.py' in line and (str(folder / 'tmp') in line or where == str(folder)):
+            found.append(line)
     return found
 
 
@@ -278,7 +280,8 @@ def test_ctrl_c_leaves_nothing_running(cluster, demo):
         start_new_session=True,
     )  # fmt: skip
     wait_for(lambda: ray_attempt_on(demo / 'ctrl_c', COMPUTE), 180, 'a task started')
-    assert task_processes(demo), 'the started task is not found among the processes'
+    # the attempt's record is written before its node check, the task's process after it
+    wait_for(lambda: task_processes(demo), 60, 'the started task among the processes')
     os.killpg(process.pid, signal.SIGINT)
     process.wait(timeout=60)
     wait_for(lambda: not task_processes(demo), 30, 'every task process gone')
@@ -390,3 +393,25 @@ def same_as_local(run: Path, local) -> None:
     found, expected = outputs(run), local('local_fault')
     assert sorted(found) == sorted(expected)
     assert [name for name in expected if found[name] != expected[name]] == []
+
+
+def test_ray_nodes_without_the_work_folder_stop_the_run(cluster, demo):
+    """The work folder (``-w``) hidden on every compute node (a tmpfs over it in each node's own
+    mounts, as a folder that is not shared would be): the first attempt stops the run naming
+    its node, exit 1, where every task once failed on its own and the run exited 0."""
+    cluster.fresh()
+    hidden = demo / 'hidden'
+    hidden.mkdir()
+    for node in COMPUTE:
+        rig('run', node, '--', 'mount', '-t', 'tmpfs', 'tmpfs', str(hidden))
+    try:
+        process = opencompass(fault_config(demo, 'eval_demo_ray.py', 'hidden.py'), demo, 'hidden')
+        out, _ = process.communicate(timeout=600)
+    finally:
+        for node in COMPUTE:
+            rig('run', node, '--', 'umount', str(hidden))
+    run = run_folder(demo, 'hidden')
+    stop = f"the work folder {run} is not the driver's on this node"
+    assert any(f'ClusterSetupError: {node}: {stop}' in out for node in COMPUTE), out[-3000:]
+    assert process.returncode == 1 and 'The run stopped:' in out
+    assert not (run / 'predictions').exists()

@@ -4,6 +4,7 @@ OpenCompass's own task classes; tests/test_e2e.py runs them through `opencompass
 
 import io
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,10 @@ def test_on_this_machine_the_gpus_are_compared_before_anything_is_read(tmp_path,
     log = work / 'logs' / 'infer' / 'big' / 'LVEval_cmrc_mixup_16k.out'
     assert first_line(log).startswith('GPURequestError: ')
     cfg['infer']['runner']['type'] = 'opencompass_lveval.runner.slurm.CheckedSlurmRunner'
+    for command in ('srun', 'sinfo'):  # a Slurm that answers (readiness.py checks it first)
+        (tmp_path / command).write_text('#!/bin/sh\necho gpu\n')
+        (tmp_path / command).chmod(0o755)
+    monkeypatch.setenv('PATH', f'{tmp_path}:{os.environ["PATH"]}')
     with pytest.raises(
         SystemExit, match='big on LVEval_cmrc_mixup_16k, LVEval_factrecall_en_16k: '
     ):
@@ -207,3 +212,27 @@ def test_a_check_failing_inside_the_task_still_names_every_dataset_in_its_log(tm
     assert missing_reason(run, 'mine', 'LVEval_factrecall_en_16k').startswith(
         'ModelConfigError: mine: tokenizer folder ./no/such/model does not exist'
     )
+
+
+def test_a_summarizer_name_that_matches_nothing_stops_the_run_naming_the_closest(tmp_path):
+    """A misspelled row or group member of a registered benchmark's (an empty row otherwise);
+    the average at a level the run has, and names of other packages, pass."""
+    lveval = benchmarks.named('lveval')
+    datasets = lveval.configs('data', ['16k'], TASKS) + lveval.at_sizes(
+        lveval.configs('data', ['16k'], TASKS), ['512k']
+    )
+    summarizer = dict(
+        dataset_abbrs=['LVEval_512k', 'gsm8k', ['LVEval_factrecal_en_16k', 'score']],
+        summary_groups=[dict(name='mine', subsets=['LVEval_cmrc_mixup_16k', 'LVEval_cmrc_16k'])],
+    )
+    cfg = dict(datasets=datasets, summarizer=summarizer, infer={}, eval={})
+    with pytest.raises(SystemExit) as stop:
+        CheckedPartitioner(out_dir=str(tmp_path))(cfg)
+    assert str(stop.value).splitlines() == [
+        'The run stopped before any task started: its summarizer names what matches nothing '
+        '(its row would be empty):',
+        "- 'LVEval_factrecal_en_16k' names no dataset of the run, no LV-Eval dataset and no "
+        "summary group; did you mean 'LVEval_factrecall_en_16k'?",
+        "- 'LVEval_cmrc_16k' names no dataset of the run, no LV-Eval dataset and no summary "
+        "group; did you mean 'LVEval_cmrc_mixup_16k'?",
+    ]

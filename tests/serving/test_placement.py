@@ -205,6 +205,6 @@ def test_a_journal_cut_midway_is_read_line_by_line(tmp_path, caplog):
     journal = ReplicaJournal(tmp_path)
     assert journal.records == [{'replica': 'r0', 'event': 'started'}]
     assert 'replicas.jsonl, line 2: a JSON list, not an object; skipped' in caplog.text
-    assert 'replicas.jsonl, line 3: not JSON' in caplog.text
+    assert 'replicas.jsonl, line 3: not a JSON line' in caplog.text
     journal.note('r1', 'started')  # and it goes on
     assert [r['replica'] for r in journal.records] == ['r0', 'r1']

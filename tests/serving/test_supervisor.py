@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from servers import ended
 
+from opencompass_lveval.files.jsonl import journal_records
 from opencompass_lveval.serving.dispatch import Dispatcher, DispatchSettings
-from opencompass_lveval.serving.journal import ReplicaJournal, read_events
+from opencompass_lveval.serving.journal import ReplicaJournal
 from opencompass_lveval.serving.placement import ReplicaError, ReplicaSpec
 from opencompass_lveval.serving.placement.local import LocalPlacement
 from opencompass_lveval.serving.request import planned_request
@@ -49,9 +50,8 @@ def run(asked: list, supervisor: Supervisor, store: ReplyStore, **settings):
 
 
 def events(folder: Path, name: str) -> list[str]:
-    return [
-        e['event'] for e in read_events(folder / 'logs' / 'replicas.jsonl') if e['replica'] == name
-    ]
+    records, _ = journal_records(folder / 'logs' / 'replicas.jsonl')
+    return [e['event'] for e in records if e['replica'] == name]
 
 
 def lines(folder: Path, name: str) -> list[dict]:

@@ -328,17 +328,18 @@ def test_a_stored_reply_not_of_its_request_is_not_a_prediction(stage, tmp_path):
 
 @pytest.mark.slow  # a Ray cluster of this machine: seconds to start
 def test_planning_spreads_over_a_ray_cluster(stage, tmp_path):
-    """With placement='ray', the pairs are planned as Ray tasks on the cluster's nodes, into
-    the same files an in-process plan writes."""
-    ray = pytest.importorskip('ray', reason='pip install "opencompass_lveval[ray]"')
+    """With placement='ray', the pairs are planned as Ray tasks on the cluster's nodes (a head
+    of the test's own, found by the placement's address), into the same files an in-process
+    plan writes."""
+    from ray_clusters import ray_head
+
     root, model, datasets = stage
     tasks = [dict(models=[model], datasets=[datasets], work_dir=str(tmp_path / 'here'))]
     here = paced_runner(tmp_path).plan(tasks, str(tmp_path / 'here'))
-    ray.init(num_cpus=2, include_dashboard=False, logging_level='ERROR')
-    try:
-        spread = paced_runner(tmp_path, placement='ray').plan(tasks, str(tmp_path / 'there'))
-    finally:
-        ray.shutdown()
+    with ray_head(num_cpus=2, num_gpus=0) as address:
+        cluster = dict(address=address, num_cpus=0.5)
+        runner = paced_runner(tmp_path, placement='ray', placement_settings=cluster)
+        spread = runner.plan(tasks, str(tmp_path / 'there'))
     [(name, config)] = here.items()
     folders = [Path(config.folder), Path(spread[name].folder)]
     files = [sorted(p.name for p in folder.iterdir()) for folder in folders]

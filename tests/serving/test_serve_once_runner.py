@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from runs import load_config, run_opencompass
 
 from opencompass_lveval.files.errors import ModelConfigError
+from opencompass_lveval.models.vllm import LongContextVLLM
 from opencompass_lveval.runner.serve_once import ServeOnceRunner
 from opencompass_lveval.testing.paced_server import paced_answer
 
@@ -346,3 +348,30 @@ def test_planning_spreads_over_a_ray_cluster(stage, tmp_path):
     assert files[0] == files[1] and len(files[0]) == 3 * len(datasets)
     for file in files[0]:
         assert (folders[0] / file).read_bytes() == (folders[1] / file).read_bytes(), file
+
+
+HOLD = """
+import sys, time
+from opencompass_lveval.runner.run_lock import hold_run_folder
+hold_run_folder(sys.argv[1])
+print('held', flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_run_folder_another_driver_holds_is_refused_before_any_planning(tmp_path):
+    """Two drivers on one run folder would each plan and start replicas and ask every request
+    twice: the second stops first, naming the first."""
+    work = tmp_path / 'run'
+    driver = subprocess.Popen([sys.executable, '-c', HOLD, str(work)], stdout=subprocess.PIPE)
+    try:
+        assert driver.stdout.readline() == b'held\n'
+        task = dict(
+            models=[dict(type=LongContextVLLM, path='x')], datasets=[[]], work_dir=str(work)
+        )
+        with pytest.raises(SystemExit, match=f'RunFolderInUseError: {work} is in use by another'):
+            paced_runner(tmp_path).launch([task])
+    finally:
+        driver.kill()
+        driver.wait()
+    assert sorted(p.name for p in work.iterdir()) == ['logs']  # no plan, no store

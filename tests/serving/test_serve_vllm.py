@@ -28,7 +28,11 @@ def workload_config(root: Path, model: Path, served: bool) -> Path:
         dataset['path'] = str(root / dataset['path'])
     cfg.models[0].update(path=str(model), model_kwargs=dict(VLLM_ENGINE_KWARGS))
     if served:
-        cfg.infer.runner.update(replicas=2, replica_env=dict(VLLM_ENV), ready_timeout_s=600)
+        # quorum=2: both loaded before the first request, so both serve; with quorum 1 the
+        # first ready holds this whole small stage within its KV capacity
+        cfg.infer.runner.update(
+            replicas=2, quorum=2, replica_env=dict(VLLM_ENV), ready_timeout_s=600
+        )
     else:
         cfg.infer.partitioner = dict(type='NumWorkerPartitioner', num_worker=1)
         cfg.infer.runner = dict(

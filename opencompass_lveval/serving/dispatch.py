@@ -81,9 +81,11 @@ class DispatchSettings:
 class DispatchReport:
     """What a dispatch did: requests sent per replica (answered or not), replies written, keys
     found answered before it started, requests put back in the queue, wrong replies per replica,
-    replicas not in the rotation at the end, seconds in all and deciding."""
+    replicas not in the rotation at the end, seconds in all and deciding; each replica's room in
+    tokens when it last joined (``cap_tokens``, else its engine's KV capacity)."""
 
     sent: dict[str, int] = field(default_factory=dict)
+    caps: dict[str, int] = field(default_factory=dict)
     answered: int = 0
     skipped: int = 0
     requeued: int = 0
@@ -300,6 +302,7 @@ class Dispatcher:
         self.slots[slot] = _Slot(replica, self.make_transport(replica, self.settings), cap)
         self.latest[replica.name] = slot
         self.report.sent.setdefault(replica.name, 0)
+        self.report.caps[replica.name] = cap
         _LOG.info(f'replica {replica.name} joins, {cap} tokens in flight at most')
         self.wake.set()
 

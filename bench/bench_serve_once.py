@@ -5,7 +5,7 @@ The workload is LV-Eval's 55 subsets (11 datasets x 16k/32k/64k/128k/256k) with 
 sample counts (every level of a dataset has the same questions, so each level holds a fifth of
 the samples), scaled down by ``--scale``; a sample's cost in tokens is its level times
 ``--tokens-per-k`` (less up to a quarter, as samples fall short of their level) plus its
-dataset's answer length. The replicas are ``serving/paced_server.py`` processes that work
+dataset's answer length. The replicas are ``testing/paced_server.py`` processes that work
 through ``--speeds`` tokens a second each (by default one at half the speed of the other),
 their time in proportion to the tokens they hold.
 
@@ -81,16 +81,19 @@ def sample_cost(subset: Subset, index: int, tokens_per_k: int) -> int:
 
 
 def requests_of(subset: Subset, indices: range, tokens_per_k: int) -> list:
-    from opencompass_lveval.serving.plan import PlannedRequest
+    """A request per sample, its engine named after its subset (each subset's requests apart)."""
+    from opencompass_lveval.serving.request import planned_request
 
-    made = []
-    for index in indices:
-        cost = sample_cost(subset, index, tokens_per_k)
-        ids = [index % 1000] * (cost - subset.answer)
-        body = {'model': 'paced', 'prompt': ids, 'max_tokens': subset.answer, 'seed': subset.abbr}
-        key = hashlib.sha256(f'{subset.abbr}#{index}'.encode()).hexdigest()
-        made.append(PlannedRequest(key, cost, ids, subset.answer, body, f'{subset.abbr}#{index}'))
-    return made
+    sampling = {'max_tokens': subset.answer}
+    return [
+        planned_request(
+            subset.abbr,
+            [index % 1000] * (sample_cost(subset, index, tokens_per_k) - subset.answer),
+            sampling,
+            f'{subset.abbr}#{index}',
+        )
+        for index in indices
+    ]
 
 
 def task_requests(task, found: dict[str, Subset], tokens_per_k: int) -> list:
@@ -168,11 +171,11 @@ def engine_per_task(tasks: list[list], replicas: list, cap: int, load_s: float, 
 
 
 def paced_specs(speeds: list[float], folder: Path) -> list:
-    from opencompass_lveval.serving.replicas import ReplicaSpec
+    from opencompass_lveval.serving.placement import ReplicaSpec
 
     specs = []
     for index, speed in enumerate(speeds):
-        argv = [sys.executable, '-m', 'opencompass_lveval.serving.paced_server', '--port',
+        argv = [sys.executable, '-m', 'opencompass_lveval.testing.paced_server', '--port',
                 '{port}', '--tokens-per-s', str(speed), '--log', str(folder / f'r{index}.jsonl')]  # fmt: skip
         specs.append(ReplicaSpec(f'r{index}', argv, {}, 0))
     return specs
@@ -185,7 +188,8 @@ def main() -> None:
     parser.add_argument('--speeds', type=float, nargs='+', default=[20000, 10000])
     parser.add_argument('--engine-load-s', type=float, default=1.0)
     args = parser.parse_args()
-    from opencompass_lveval.serving.replicas import LocalPlacement, serving
+    from opencompass_lveval.serving.placement.local import LocalPlacement
+    from opencompass_lveval.serving.replicas import serving
     from opencompass_lveval.serving.store import ReplyStore
 
     configs, found = subsets(args.scale)
@@ -212,7 +216,8 @@ def main() -> None:
             schedules[kind] = [task_requests(t, found, args.tokens_per_k) for t in tasks]
             assert sorted(r.key for t in schedules[kind] for r in t) == sorted(r.key for r in every)
         specs = paced_specs(args.speeds, work)
-        with serving(LocalPlacement(log_dir=work / 'logs'), specs, 60) as replicas:
+        placement = LocalPlacement(log_dir=work / 'logs', num_cpus=0.5)
+        with serving(placement, specs, 60) as replicas:
             for name, tasks in schedules.items():
                 store = ReplyStore(work / name.replace(' ', '_'))
                 if tasks is None:
@@ -221,7 +226,7 @@ def main() -> None:
                 else:
                     seconds = engine_per_task(tasks, replicas, cap, args.engine_load_s, store)
                     loads = len(tasks)
-                assert all(store.has(r.key) for r in every), name
+                assert all(store.answered(r.expected()) for r in every), name
                 rows.append((name, loads, seconds, seconds / bound))
                 print(
                     f'{name:22} engine loads {loads:3}  makespan {seconds:7.1f} s  '

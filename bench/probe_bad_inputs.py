@@ -1151,6 +1151,227 @@ def run_with_failed_inference(p: Probe):
     return GOOD, f'{ran.seconds:.0f} s, only the good dataset evaluated, the error named'
 
 
+# ---- serving: replies bound to their requests, the reply store, settings (issue 43) ----------
+# Each snippet runs against either tree: it makes requests and reads the store with the API the
+# tree has (``serving.request.planned_request`` now; ``plan.PlannedRequest`` before), and
+# replicas are scripted HTTP servers in the snippet's process, one answering rightly and one
+# misbehaving as ``kind`` says.
+
+SERVE_PRELUDE = r"""
+import json, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from opencompass_lveval.serving.dispatch import dispatch
+from opencompass_lveval.serving.store import ReplyStore
+SAMPLING = {'temperature': 0, 'max_tokens': 8, 'stop': []}
+try:
+    from opencompass_lveval.serving.request import planned_request
+    def make(i):
+        return planned_request('e', [i] * (20 + i), SAMPLING, f'#{i}', model='m')
+    def stored(store, r):
+        return (store.read(r.expected())[0] or {}).get('text')
+except ImportError:
+    from opencompass_lveval.serving.plan import PlannedRequest
+    def make(i):
+        body = {'model': 'm', 'prompt': [i] * (20 + i), **SAMPLING}
+        return PlannedRequest(f'{i:064x}', 28 + i, [i] * (20 + i), 8, body, f'#{i}')
+    def stored(store, r):
+        return (store.get(r.key) or {}).get('text')
+
+class Replica:
+    def __init__(self, name, kind=None, huge=0):
+        previous = []
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+            def log_message(self, *a): pass
+            def do_GET(self):
+                self.send_response(200); self.send_header('Content-Length', '0'); self.end_headers()
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+                ids = body['prompt']
+                right = kind in (None, 'previous', 'no-choices', 'huge')  # else another's text
+                text = f'answer {ids[0]}' if right else f'wrong {ids[0]}'
+                reply = {'model': body['model'],
+                         'choices': [{'text': text + 'x' * huge, 'finish_reason': 'length'}],
+                         'usage': {'prompt_tokens': len(ids), 'completion_tokens': 3}}
+                previous.append(reply)
+                if kind == 'previous':
+                    reply = previous[-2] if len(previous) > 1 else reply
+                elif kind == 'other-model':
+                    reply = {**reply, 'model': 'another'}
+                elif kind == 'long':
+                    reply = {**reply, 'usage': {**reply['usage'], 'completion_tokens': 3200}}
+                elif kind == 'two-choices':
+                    reply = {**reply, 'choices': reply['choices'] + [{'text': f'answer {ids[0]}'}]}
+                elif kind == 'no-choices':
+                    reply = {**reply, 'choices': []}
+                data = json.dumps(reply).encode()
+                self.send_response(200); self.send_header('Content-Length', str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except OSError:
+                    pass
+        class Quiet(ThreadingHTTPServer):
+            daemon_threads = True
+            def handle_error(self, *a): pass
+        self.server = Quiet(('127.0.0.1', 0), Handler)
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self.name, self.node, self.where = name, 'localhost', {}
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}/v1'
+    def alive(self): return True
+    def stop(self): self.server.shutdown()
+    def log_tail(self, chars=3000): return ''
+"""
+
+
+def served_replies(kind: str, huge: int = 0, alone: bool = False):
+    """Requests over a replica misbehaving as ``kind`` (``huge``: replies of that many bytes
+    more) and a right one (none, ``alone``): silently wrong when a stored reply is not its
+    request's answer, unbounded when a reply past 16 MiB is kept, a crash when the stage fails
+    naming nothing."""
+
+    def case(p: Probe):
+        replicas = '[bad]' if alone else '[bad, Replica("good")]'
+        code = SERVE_PRELUDE + (
+            'requests = [make(i) for i in range(12)]\n'
+            f'bad = Replica("bad", {kind!r}, {huge})\n'
+            "store = ReplyStore('store')\n"
+            f'dispatch(requests, {replicas}, store, 200, 30)\n'
+            "right = sum(1 for i, r in enumerate(requests) if (stored(store, r) or '').startswith(f'answer {i}'))\n"
+            "print(f'stored answers of their own request: {right} of 12')\n"
+        )
+        ran = p.python(code, kill_after=60, memory_gb=6)
+        if ran.timed_out or (ran.rc < 0 and ran.seconds >= 59):
+            return UNBOUNDED, f'killed after {ran.seconds:.0f} s'
+        kept = [f.stat().st_size for f in (p.tmp / 'store').rglob('*.json')]
+        if kept and max(kept) > 16 * 2**20:
+            return (
+                UNBOUNDED,
+                f'replies of {max(kept) / 2**20:.0f} MB kept, peak {ran.peak_mb:.0f} MB',
+            )
+        if 'of their own request: 12 of 12' in ran.out:
+            peak = f', peak {ran.peak_mb:.0f} MB' if huge else ''
+            return GOOD, f"every stored reply its request's, {ran.seconds:.0f} s{peak}"
+        if 'of their own request:' in ran.out:
+            return WRONG, ran.last_line()
+        return refusal(ran, 'choices')
+
+    return case
+
+
+def unwritable_reply_store(p: Probe):
+    """A store that cannot be written: unbounded when the stage goes on, good when it stops at
+    once naming the path."""
+    p.write('full', '')
+    code = SERVE_PRELUDE + (
+        "replica = Replica('r0')\n"
+        "dispatch([make(i) for i in range(8)], [replica], ReplyStore('full/store'), 200, 30)\n"
+        "print('served')\n"
+    )
+    ran = p.python(code, kill_after=30)
+    if ran.seconds >= 29:
+        return UNBOUNDED, f'still running after {ran.seconds:.0f} s, holding its replicas'
+    return refusal(ran, 'full/store')
+
+
+def serve_setting(settings: str, *names):
+    """A ServeOnceRunner setting no stage could keep: refused when the runner is built."""
+
+    def case(p: Probe):
+        code = (
+            'from opencompass_lveval.runner.serve_once import ServeOnceRunner\n'
+            "task = dict(type='opencompass_lveval.runner.infer_task.LongContextInferTask')\n"
+            f'ServeOnceRunner(task=task, {settings})\n'
+            "print('accepted')\n"
+        )
+        ran = p.python(code)
+        if ran.rc == 0 and 'replica_env' in settings:
+            return UNSAFE, "accepted: the value is in the run folder's config dump"
+        if ran.rc == 0:
+            return CRASH, 'accepted at build; the stage fails at launch'
+        return refusal(ran, *names)
+
+    return case
+
+
+def cpu_replicas_past_the_cores(p: Probe):
+    """300 CPU replicas on this machine: unbounded when they start, good when refused first."""
+    code = (
+        'import os\n'
+        'try:\n'
+        '    from opencompass_lveval.serving.placement import ReplicaSpec\n'
+        '    from opencompass_lveval.serving.placement.local import LocalPlacement\n'
+        'except ImportError:\n'
+        '    from opencompass_lveval.serving.replicas import LocalPlacement, ReplicaSpec\n'
+        "specs = [ReplicaSpec(f'r{i}', ['true'], {}, 0) for i in range(300)]\n"
+        "placement = LocalPlacement(log_dir='logs')\n"
+        "started = (getattr(placement, 'prepare', None) or placement.start)(specs)\n"
+        'for replica in started:\n'
+        "    getattr(replica, 'stop', lambda: None)() if hasattr(replica, 'process') else None\n"
+        'print(f\'started: {len(list(os.scandir("logs")))} servers\')\n'
+    )
+    ran = p.python(code)
+    if 'started: 300' in ran.out:
+        return UNBOUNDED, '300 servers started at once'
+    return refusal(ran, '300', 'cores')
+
+
+def cut_replica_journal(p: Probe):
+    p.write('logs/replicas.jsonl', '{"replica": "r0", "event": "started"}\n{"replica": "r0", "ev')
+    code = (
+        'from pathlib import Path\n'
+        'from opencompass_lveval.serving.journal import ReplicaJournal\n'
+        'print(f\'events read: {len(ReplicaJournal(Path("logs")).records)}\')\n'
+    )
+    ran = p.python(code)
+    if ran.rc == 0 and 'events read: 1' in ran.out:
+        return GOOD, 'read line by line, the cut line skipped'
+    return refusal(ran, 'replicas.jsonl', 'line 2')
+
+
+def weights_rewritten_in_place(p: Probe):
+    """The same weights folder rewritten with other weights: silently wrong when the engine's
+    identity (and so every reply's key) stays the same and -r reuses the old replies."""
+    folder = p.tmp / 'model'
+    folder.mkdir()
+    (folder / 'config.json').write_text('{"hidden_size": 64, "max_position_embeddings": 4096}')
+    code = (
+        'import os\n'
+        f'model = dict(abbr="m", path={str(folder)!r}, max_seq_len=4096)\n'
+        'try:\n'
+        '    from opencompass_lveval.serving.request import engine_identity as identity\n'
+        'except ImportError:\n'
+        '    from opencompass_lveval.serving.plan import model_identity as identity\n'
+        'def weights(data):\n'
+        f"    open(os.path.join({str(folder)!r}, 'model.safetensors'), 'wb').write(data)\n"
+        "weights(b'checkpoint A' * 100); before = identity(model)\n"
+        "weights(b'checkpoint B' * 100); after = identity(model)\n"
+        "print('same engine' if before == after else 'another engine')\n"
+    )
+    ran = p.python(code)
+    if 'another engine' in ran.out:
+        return GOOD, 'another engine: every reply asked again'
+    if 'same engine' in ran.out:
+        return WRONG, "the same keys: -r mixes two checkpoints' answers"
+    return refusal(ran, 'model')
+
+
+SERVING_CASES = {
+    **{f'serve-reply-{kind}': served_replies(kind) for kind in (
+        'previous', 'other-model', 'long', 'two-choices')},
+    'serve-reply-no-choices': served_replies('no-choices', alone=True),
+    'serve-reply-20mb': served_replies('huge', huge=20 * 2**20),
+    'serve-store-not-writable': unwritable_reply_store,
+    'serve-server-argv-string': serve_setting(
+        "server_argv='python -m my.server --port {port}'", 'server_argv'),
+    'serve-replica-env-token': serve_setting(
+        "replica_env={'HF_TOKEN': 'hf_' + 'x' * 30}", 'HF_TOKEN', 'replica_env_from'),
+    'serve-300-cpu-replicas': cpu_replicas_past_the_cores,
+    'serve-journal-cut': cut_replica_journal,
+    'serve-weights-rewritten': weights_rewritten_in_place,
+}  # fmt: skip
+
+
 # ---- runners under faults (issue 43): RayRunner on a one-machine Ray cluster, run folders --------
 # Each tree gets its own Ray cluster (two CPUs, no GPU), whose workers import that tree: the
 # runner's code before the fixes was unpickled there by reference. Tasks are shell lines.
@@ -1664,6 +1885,8 @@ CASES = {
     'run-missing-data-folder': run_with_missing_data,
     'run-gpus-not-here': run_with_gpus_not_here,
     'run-failed-inference': run_with_failed_inference,
+    # serving (issue 43): replies bound to their requests, the reply store, settings
+    **SERVING_CASES,
     # runners under faults (issue 43): RayRunner on a one-machine Ray cluster, run folders
     'ray-address-closed-port': ray_address('closed'),
     'ray-address-silent-port': ray_address('silent'),

@@ -459,3 +459,12 @@ def echo_key(status: int, forms=None):
         send(handler, status, lines.encode(), {'Content-Type': 'text/plain'})
 
     return answer
+
+
+def ended(pid: int) -> bool:
+    """Whether a process is gone or dead (a zombie its new parent has not reaped yet)."""
+    try:
+        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ('Z', 'X')

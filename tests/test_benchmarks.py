@@ -169,6 +169,18 @@ def test_an_installed_entry_point_joins_the_registry_and_its_classes(unloaded_re
     assert 'Echo' in dir(opencompass_lveval) and 'LVEvalDataset' in dir(opencompass_lveval)
 
 
+def test_the_docs_name_the_entry_point_group_the_registry_reads():
+    """The group a plugin's author copies from the module's docstring and the layout doc is the
+    one the registry loads (the docstring named ``opencompass_lveval.framework.benchmarks``)."""
+    from pathlib import Path
+
+    named = re.compile(r'entry point group\s+``([\w.]+)``')
+    layout = (Path(__file__).parents[1] / 'docs' / 'layout.md').read_text()
+    for text in (benchmarks.__doc__, layout):
+        found = named.findall(text) + re.findall(r'entry point group\s+`([\w.]+)`', text)
+        assert found and set(found) == {benchmarks.ENTRY_POINT_GROUP}, found
+
+
 # Broken plugins, each a distribution of its own built and installed by pip: its module's source,
 # and what the one warning says after the entry point's name (``{dist}`` and ``{module}`` filled).
 ECHO_MODULE = (

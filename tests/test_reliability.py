@@ -929,6 +929,171 @@ def gpus_not_here_stop_the_run(tmp: Path) -> str:
     raise AssertionError('a task asking for a GPU started on a machine without one')
 
 
+# ---- serving: replies bound to their requests, the store, settings (issue 43) --------------
+
+
+def serving_logged(call) -> str:
+    """What the serving modules log while ``call`` runs, then what it returns or raises."""
+    import logging
+
+    logged = io.StringIO()
+    handler = logging.StreamHandler(logged)
+    logging.getLogger('opencompass_lveval.serving').addHandler(handler)
+    try:
+        said = str(call())
+    except Exception as exc:  # noqa: BLE001 (the case shows what the user reads)
+        said = f'{type(exc).__name__}: {exc}'
+    finally:
+        logging.getLogger('opencompass_lveval.serving').removeHandler(handler)
+    return f'{logged.getvalue()}{said}'
+
+
+def served_requests(count: int = 12) -> list:
+    from opencompass_lveval.serving.request import planned_request
+
+    sampling = {'temperature': 0, 'max_tokens': 8, 'stop': []}
+    return [planned_request('e', [i] * (20 + i), sampling, f'#{i}') for i in range(count)]
+
+
+def stand_in_stage(tmp: Path, replicas: list, requests: list, **settings):
+    from opencompass_lveval.serving.dispatch import Dispatcher, DispatchSettings, Fixed
+    from opencompass_lveval.serving.store import ReplyStore
+    from opencompass_lveval.testing.stand_in import stand_in_transport
+
+    chosen = DispatchSettings(30, 400, progress=lambda done, total: None, **settings)
+    store = ReplyStore(tmp / 'store')
+    return store, Dispatcher(requests, store, Fixed(replicas), chosen, stand_in_transport)
+
+
+def replies_not_of_their_request_are_asked_again(tmp: Path) -> str:
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    def wrong(kind):
+        seen = []
+
+        def reply(answer: dict) -> dict:
+            seen.append(answer)
+            return {
+                'previous': seen[-2] if len(seen) > 1 else {**answer, 'choices': []},
+                'model': {**answer, 'model': 'another'},
+                'long': {**answer, 'usage': {**answer['usage'], 'completion_tokens': 3200}},
+                'two': {**answer, 'choices': answer['choices'] * 2},
+                'none': {**answer, 'choices': []},
+            }[kind]
+
+        return reply
+
+    said, wrongly_stored = [], 0
+    for kind in ('previous', 'model', 'long', 'two', 'none'):
+        requests = served_requests()
+        bad, good = PacedStandIn('bad', 10**8, wrong(kind)), PacedStandIn('good', 10**7)
+        store, dispatcher = stand_in_stage(tmp / kind, [bad, good], requests)
+        said.append(serving_logged(dispatcher.run))
+        for request in requests:
+            reply, _ = store.read(request.expected())
+            wrongly_stored += reply is None or reply['text'] != f'stand-in {request.key[:12]}'
+    return '\n'.join(said) + f"\nstored replies not their request's answer: {wrongly_stored}"
+
+
+class HugeReplies:
+    """A replica on 127.0.0.1 whose every completion is a 2 MB body."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1'
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers['Content-Length']))
+                body = b'{"padding": "' + b'x' * 2_000_000 + b'"}'
+                self.send_response(200)
+                self.send_header('Content-Length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Quiet(ThreadingHTTPServer):
+            def handle_error(self, request, client_address):
+                pass  # the client hangs up on a reply it refuses: expected here
+
+        self.server = Quiet(('127.0.0.1', 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+        self.name, self.node, self.where = 'huge', 'localhost', {}
+        self.url = f'http://127.0.0.1:{self.server.server_address[1]}/v1'
+
+    def alive(self) -> bool:
+        return True
+
+    def log_tail(self, chars: int = 3000) -> str:
+        return ''
+
+
+def huge_replies_are_refused_while_read(tmp: Path) -> str:
+    import resource
+
+    from opencompass_lveval.serving.dispatch import dispatch
+    from opencompass_lveval.serving.store import ReplyStore
+
+    replica = HugeReplies()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        said = serving_logged(
+            lambda: dispatch(
+                served_requests(4), [replica], ReplyStore(tmp), 400, 30, max_reply_bytes=2**20
+            )  # fmt: skip
+        )
+    finally:
+        replica.server.shutdown()
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024
+    return f'{said}\nstored: {len(list(tmp.rglob("*.json")))}; memory grew {grown} MB'
+
+
+def unwritable_store_stops_at_once(tmp: Path) -> str:
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    (tmp / 'full').write_text('')
+    _, dispatcher = stand_in_stage(tmp / 'full', [PacedStandIn('r0', 10**6)], served_requests())
+    started = time.monotonic()
+    said = serving_logged(dispatcher.run)
+    return f'{said}\nstopped after {time.monotonic() - started:.0f} s'
+
+
+def serving_settings_are_checked(tmp: Path) -> str:
+    from opencompass_lveval.runner.serve_once import ServeOnceRunner
+    from opencompass_lveval.serving.placement import ReplicaSpec
+    from opencompass_lveval.serving.placement.local import LocalPlacement
+
+    task = dict(type='opencompass_lveval.runner.infer_task.LongContextInferTask')
+    said = []
+    for settings in (
+        dict(server_argv='python -m my.server --port {port}'),
+        dict(replicas=2, quorum=3),
+        dict(replica_env={'HF_TOKEN': 'hf_' + 'x' * 30}),
+    ):
+        said.append(serving_logged(lambda s=settings: ServeOnceRunner(task=task, **s)))
+    specs = [ReplicaSpec(f'r{i}', ['serve'], {}, 0) for i in range(300)]
+    said.append(serving_logged(lambda: LocalPlacement(log_dir=tmp).prepare(specs)))
+    return '\n'.join(said)
+
+
+def cut_journal_is_read_line_by_line(tmp: Path) -> str:
+    from opencompass_lveval.serving.journal import ReplicaJournal
+
+    (tmp / 'replicas.jsonl').write_text('{"replica": "r0", "event": "started"}\n{"replica": "r0"')
+    journal = serving_logged(lambda: len(ReplicaJournal(tmp).records))
+    return f'{journal}\nevents read: {journal.splitlines()[-1]}'
+
+
 # ---- runners under faults (issue 43): RayRunner on a one-machine Ray cluster, run folders ----
 
 
@@ -1168,6 +1333,12 @@ CASES = {
     'failed-inference-not-evaluated': failed_inference_is_not_evaluated,
     'gpus-not-here': gpus_not_here_stop_the_run,
     'perplexity-run-on-board': perplexity_run_is_read,
+    # serving: replies bound to their requests, the store, settings
+    'serve-reply-not-its-own': replies_not_of_their_request_are_asked_again,
+    'serve-huge-reply': huge_replies_are_refused_while_read,
+    'serve-store-not-writable': unwritable_store_stops_at_once,
+    'serve-settings': serving_settings_are_checked,
+    'serve-journal-cut': cut_journal_is_read_line_by_line,
     'ray-address-no-answer': ray_address_where_no_head_answers,
     'ray-settings-not-finite': ray_settings_that_no_task_could_keep,
     'ray-request-no-node-offers': ray_request_no_node_offers,

@@ -4,7 +4,7 @@ Shared code (data check, synthetic data, reports, the OpenCompass summarizer, le
 published numbers, the CPU baselines, the demo config, the install checks) loops over
 ``BENCHMARKS`` and never names a benchmark. The package's own are listed in ``BUILTIN``; a
 benchmark kept in another distribution joins through the entry point group
-``opencompass_lveval.framework.benchmarks`` (``name = "module:Class"``), loaded on first use
+``opencompass_lveval.benchmarks`` (``name = "module:Class"``), loaded on first use
 (docs/adding-a-benchmark.md); one that cannot join is left out with one warning naming its
 distribution, and the rest keep working. Each benchmark keys its results by (task, size): LV-Eval's datasets
 and length levels, Ada-LEval's tasks and token settings.

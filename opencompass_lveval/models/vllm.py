@@ -75,16 +75,24 @@ def engine_kwargs(
     return kwargs
 
 
-def sampling_settings(
-    stop_words: list[str], stopping_criteria: list[str], generation_kwargs: dict, max_out_len: int
+def request_sampling(
+    stop_words: list[str],
+    stopping_criteria: list[str],
+    generation_kwargs: dict,
+    max_out_len: int,
+    extra: Optional[dict] = None,
 ) -> dict:
-    """The sampling of one greedy answer: what the engine gets in process, and what a served
-    replica is sent (``serving/plan.py``), from one place so that both answer alike."""
+    """The sampling of one greedy answer, built here alone for every way a request is made: what
+    the engine gets in process (``generate``), what a served replica is sent and its reply is
+    keyed by (the planner, ``serving/request.py``), and what ``ServedVLLM`` looks its answer up
+    with: the same settings give the same answers and the same keys. ``extra``: the keyword
+    arguments ``generate`` was called with."""
     return {
         'temperature': 0,
         'max_tokens': max_out_len,
         'stop': sorted(set(stop_words + list(stopping_criteria))),
         **generation_kwargs,
+        **(extra or {}),
     }
 
 
@@ -125,12 +133,9 @@ class LongContextVLLM(LongContextModel):
     ) -> list[str]:
         items = [self.input_ids(p, max_out_len) for p in inputs]
         prompts = [{'prompt_token_ids': item.ids} for item in items]
-        sampling = {
-            **sampling_settings(
-                self.stop_words, stopping_criteria, self.generation_kwargs, max_out_len
-            ),
-            **kwargs,
-        }
+        sampling = request_sampling(
+            self.stop_words, stopping_criteria, self.generation_kwargs, max_out_len, kwargs
+        )
         started = time.perf_counter()
         outputs = self.engine.generate(prompts, self._sampling_params(**sampling), use_tqdm=False)
         self.record_usage(

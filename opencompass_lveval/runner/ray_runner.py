@@ -51,6 +51,7 @@ from ..files.jsonl import journal_records
 from ..models.settings import unknown_key_message
 from . import on_node
 from .outcomes import StageOutcomes
+from .processes import CONNECT_TIMEOUT_S, connect_ray
 from .quoting import quoting
 from .ray_cluster import NodeWatch, describe, positive_finite, unmet
 from .refusals import refuse, refuse_gpu_request
@@ -61,7 +62,6 @@ from .run_lock import hold_for
 # attempt never overlaps it.
 _GRACE_S = 15.0
 _POLL_S = 1.0
-CONNECT_TIMEOUT_S = 30.0
 _SETTINGS = frozenset(
     {'address', 'max_num_workers', 'retry', 'deadline_s', 'num_cpus', 'memory', 'resources',
      'connect_timeout_s', 'task_env_from', 'debug', 'lark_bot_url', 'keep_tmp_file'}
@@ -120,33 +120,6 @@ class _Task:
 
     def node(self) -> str:
         return self.where().get('node_id') or self.pinned
-
-
-def connect_ray(
-    address: str | None, who: str, setting: str, timeout_s: float = CONNECT_TIMEOUT_S
-) -> Any:
-    """Ray, connected to the cluster at ``address`` or else ``RAY_ADDRESS``; ``who`` and
-    ``setting`` (where the address is set) name the fix where neither is given, or where no
-    Ray head answers there within ``timeout_s`` seconds."""
-    from .ray_cluster import head_problem
-
-    address = address or os.environ.get('RAY_ADDRESS')
-    if not address:
-        raise ClusterSetupError(
-            f'{who} needs a Ray cluster: export RAY_ADDRESS=HEAD:6379 (the head that '
-            f'`ray start --head` started), or set {setting}'
-        )
-    problem = head_problem(address, timeout_s)
-    if problem:
-        raise ClusterSetupError(
-            f'{who}: no Ray cluster answers at {address} ({problem}): check the address '
-            f'(RAY_ADDRESS, or {setting}), that its head runs and that this machine reaches it '
-            f"(`ray status --address {address}`), or give it longer with {who}'s connect_timeout_s"
-        )
-    import ray
-
-    ray.init(address=address, logging_level='WARNING', log_to_driver=False)
-    return ray
 
 
 class _RayLauncher(BaseRunner):

@@ -1,17 +1,22 @@
-"""``ServeOnceRunner``: the inference stage of ``LongContextVLLM`` models served once per model.
+"""``ServeOnceRunner``: the inference stage of ``LongContextVLLM`` models served once per engine.
 
-For the stage's tasks whose models are all ``LongContextVLLM``: every request of every task is
-planned before any weights load (``serving/plan.py``); then, one model at a time, ``replicas``
-vLLM servers start (``placement``: 'local' processes, 'ray', 'slurm'), the requests not yet in
-the model's reply store are dispatched to them longest first (``serving/dispatch.py``), and the
-replicas stop. The prediction files are then written by the ordinary inference tasks, run by
-the inner ``runner``, with each such model's type set to ``ServedVLLM``, which answers from the
-store: the files are those of an in-process run, and evaluation, summary and reports are
-unchanged. Other tasks go to the inner runner as they are.
+For the stage's tasks whose models are all ``LongContextVLLM``: every request of every model
+config is planned before any weights load (``serving/plan.py``, spread over ``plan_workers``
+processes), every config, so that a planning error stops the stage before any GPU is spent.
+Then, one engine at a time (configs on the same weights and engine settings, such as
+``inputs='official'`` beside ``'exact'``, share one: ``serving/request.py``), ``replicas``
+servers start in parallel (``placement``: 'local' processes, 'ray', 'slurm'; kept running by
+``serving/supervisor.py``), the requests not yet in the engine's reply store are dispatched to
+them longest first (``serving/dispatch.py``) once ``quorum`` are ready, and the replicas stop.
+The prediction files are then written by the ordinary inference tasks, run by the inner
+``runner``, with each such model's type set to ``ServedVLLM``, which answers from the store: the
+files are those of an in-process run, and evaluation, summary and reports are unchanged. Other
+tasks go to the inner runner as they are.
 
 A restarted run (``-r``) asks only what is not in the store (``{work_dir}/serve/replies``): what
-was in flight when it stopped. Replica logs: ``{work_dir}/logs/serve/{model}/``; what each
-dispatch did: ``{work_dir}/serve/{model}.dispatch.json``.
+was in flight when it stopped; how many replies it reuses is said. Plans:
+``{work_dir}/serve/plans/``; replica logs and their journal: ``{work_dir}/logs/serve/{model}/``;
+what each dispatch did: ``{work_dir}/serve/{model}.dispatch.json``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import os.path as osp
+from dataclasses import dataclass, field
 from typing import Any
 
 from opencompass.registry import RUNNERS
@@ -32,6 +39,7 @@ from ..models.settings import unknown_key_message
 from ..models.vllm import LongContextVLLM
 from .infer_task import check_before_weights, model_class
 from .local import CheckedLocalRunner
+from .run_lock import hold_for
 
 SERVED_TYPE = 'opencompass_lveval.serving.served.ServedVLLM'
 COST_MODELS = ('linear', 'quadratic')
@@ -44,22 +52,35 @@ DEFAULTS = {
     'ready_timeout_s': 1800.0,
     'cost_model': 'linear',
     'replica_env': None,
+    'replica_env_from': None,
     'runner': None,
     'server_argv': None,
+    'quorum': 1,
+    'max_restarts': 3,
+    'restart_backoff_s': 2.0,
+    'senders': 64,
+    'max_reply_bytes': 16 * 2**20,
+    'plan_workers': None,
 }
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+def _number(value: Any, least: float = 0) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > least
 
 
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+def _count(value: Any, least: int = 1) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def _text_dict(value: Any) -> bool:
     return value is None or (
         isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+    )
+
+
+def _texts(value: Any) -> bool:
+    return (
+        isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) for v in value)
     )
 
 
@@ -70,9 +91,13 @@ RULES = {
         lambda value: value is None or _count(value),
     ),
     'request_deadline_s': ('a number of seconds > 0: the time one reply may take', _number),
-    'ready_timeout_s': ('a number of seconds > 0: the time replicas may take to load', _number),
+    'ready_timeout_s': ('a number of seconds > 0: the time a replica may take to load', _number),
     'cost_model': (f'one of {COST_MODELS}', lambda value: value in COST_MODELS),
     'replica_env': ('a dict of str to str: environment of each replica', _text_dict),
+    'replica_env_from': (
+        "a list of environment variable names read from this shell (['HF_TOKEN'])",
+        lambda v: v is None or _texts(v),
+    ),
     'placement_settings': (
         "a dict of the placement's own settings",
         lambda v: v is None or isinstance(v, dict),
@@ -81,13 +106,37 @@ RULES = {
         'a runner config dict: what runs the materialising tasks',
         lambda v: v is None or isinstance(v, dict),
     ),
+    'server_argv': (
+        "None (vLLM's server) or a list of strings, the command of a server standing in for it "
+        "(['python', '-m', 'my.server', '--port', '{port}']; never one string)",
+        lambda v: v is None or _texts(v),
+    ),
+    'quorum': ('a whole number >= 1: replicas ready before dispatch begins', _count),
+    'max_restarts': (
+        'a whole number >= 0: restarts of a replica that exits',
+        lambda v: _count(v, 0),
+    ),
+    'restart_backoff_s': (
+        'a number of seconds >= 0: the wait before the first restart, doubled at each',
+        lambda v: v == 0 or _number(v),
+    ),
+    'senders': ('a whole number >= 1: requests one replica holds at once at most', _count),
+    'max_reply_bytes': (
+        'a whole number >= 1024: the most of one reply that is read',
+        lambda v: _count(v, 1024),
+    ),
+    'plan_workers': (
+        'None (up to 8, one per core) or a whole number >= 1: processes that plan',
+        lambda v: v is None or _count(v),
+    ),
 }
 
 
 def check_settings(settings: dict) -> dict:
     """The runner's settings with their defaults, or an error naming a misspelled or impossible
     one and what it must be."""
-    from ..serving.replicas import placement_class
+    from ..serving.environment import check_replica_env
+    from ..serving.placement import placement_class
 
     for key in settings:
         if key not in DEFAULTS:
@@ -96,6 +145,12 @@ def check_settings(settings: dict) -> dict:
     for key, (what, good) in RULES.items():
         if not good(merged[key]):
             raise ModelConfigError(f'ServeOnceRunner: {key} must be {what}, not {merged[key]!r}')
+    if merged['quorum'] > merged['replicas']:
+        raise ModelConfigError(
+            f'ServeOnceRunner: quorum={merged["quorum"]} is more than replicas='
+            f'{merged["replicas"]}: dispatch begins once quorum replicas are ready'
+        )
+    check_replica_env(dict(merged['replica_env'] or {}), list(merged['replica_env_from'] or []))
     try:
         placement_class(merged['placement'])
     except ModelConfigError as exc:
@@ -108,11 +163,23 @@ def is_served(model_cfg: dict) -> bool:
     return model_class(model_cfg) is LongContextVLLM
 
 
+@dataclass
+class ConfigPlan:
+    """A model config of the stage: its engine, its plan's folder and its datasets."""
+
+    model_cfg: dict
+    engine: str
+    folder: str
+    datasets: dict[str, dict] = field(default_factory=dict)
+
+
 @RUNNERS.register_module()
 class ServeOnceRunner(BaseRunner):
-    """See the module. Settings: ``replicas``, ``placement`` ('local', 'ray', 'slurm') and
-    ``placement_settings``, ``cap_tokens``, ``request_deadline_s``, ``ready_timeout_s``,
-    ``cost_model`` ('linear' or 'quadratic': ``serving/plan.py``), ``replica_env``,
+    """See the module. Settings (docs/serving.md): ``replicas``, ``placement`` ('local', 'ray',
+    'slurm') and ``placement_settings``, ``quorum``, ``max_restarts``, ``restart_backoff_s``,
+    ``cap_tokens``, ``senders``, ``request_deadline_s``, ``ready_timeout_s``,
+    ``max_reply_bytes``, ``cost_model`` ('linear' or 'quadratic': ``serving/plan.py``),
+    ``plan_workers``, ``replica_env`` and ``replica_env_from`` (secrets, by name),
     ``server_argv`` (a stand-in server in place of vLLM's, for tests and benchmarks), and
     ``runner``, the runner of the materialising and other tasks (``CheckedLocalRunner`` by
     default)."""
@@ -124,6 +191,7 @@ class ServeOnceRunner(BaseRunner):
         self.inner = RUNNERS.build({**inner, 'task': task, 'debug': debug})
 
     def launch(self, tasks: list) -> list:
+        hold_for(tasks)  # before any replica starts: a second driver would serve it all again
         served = [t for t in tasks if t['models'] and all(is_served(m) for m in t['models'])]
         others = [t for t in tasks if t not in served]
         if served:
@@ -131,93 +199,170 @@ class ServeOnceRunner(BaseRunner):
         return list(self.inner.launch(served + others))
 
     def serve(self, tasks: list) -> list:
-        """Plan, start, dispatch and stop for each model of ``tasks``; the tasks rewritten to
-        materialise from the stores."""
-        from ..serving.plan import model_identity
-
+        """Plan every model config, then start, dispatch and stop for each engine; the tasks
+        rewritten to materialise from the stores."""
         work_dir = tasks[0]['work_dir']
-        by_model: dict[str, tuple[dict, list]] = {}
+        configs = self.plan(tasks, work_dir)
+        engines: dict[str, list[ConfigPlan]] = {}
+        for config in configs.values():
+            engines.setdefault(config.engine, []).append(config)
+        for engine, group in engines.items():
+            self.serve_engine(work_dir, engine, group)
+        return [materialising(task, work_dir, configs) for task in tasks]
+
+    def plan(self, tasks: list, work_dir: str) -> dict[str, ConfigPlan]:
+        """Every request of every model config of ``tasks``, on disk (``serving/plan.py``);
+        the configs by their digest."""
+        from ..serving.plan import PairJob, RenderedPair, config_digest, plan_stage, quadratic_cost
+        from ..serving.request import engine_identity
+
+        settings, logger = self.settings, get_logger()
+        configs: dict[str, ConfigPlan] = {}
         for task in tasks:
             for model_cfg, dataset_cfgs in zip(task['models'], task['datasets']):
                 check_before_weights(model_cfg, dataset_cfgs)
-                entry = by_model.setdefault(model_identity(model_cfg), (model_cfg, []))
-                entry[1].extend(dataset_cfgs)
-        for identity, (model_cfg, dataset_cfgs) in by_model.items():
-            self.serve_model(work_dir, identity, model_cfg, dataset_cfgs)
-        return [materialising(task, work_dir) for task in tasks]
+                name = config_digest(model_cfg)
+                if name not in configs:
+                    engine = engine_identity(
+                        model_cfg,
+                        settings['server_argv'],
+                        dict(settings['replica_env'] or {}),
+                        tuple(settings['replica_env_from'] or ()),
+                    )
+                    folder = osp.join(work_dir, 'serve', 'plans', f'{engine}-{name}')
+                    configs[name] = ConfigPlan(model_cfg, engine, folder)
+                for dataset_cfg in dataset_cfgs:
+                    configs[name].datasets.setdefault(config_digest(dataset_cfg), dataset_cfg)
+        jobs = []
+        for config in configs.values():
+            square = None
+            if settings['cost_model'] == 'quadratic':
+                square = quadratic_cost(config.model_cfg['path'])
+            for dataset_name, dataset_cfg in config.datasets.items():
+                source = RenderedPair(config.model_cfg, dataset_cfg)
+                jobs.append(PairJob(source, config.folder, dataset_name, config.engine, square))
+        workers = settings['plan_workers'] or min(8, os.cpu_count() or 1)
+        if settings['placement'] == 'ray':
+            planned = self.plan_on_the_cluster(jobs)
+        else:
+            planned = plan_stage(jobs, workers)
+        logger.info(
+            f'planned {sum(p.requests for p in planned)} requests of {len(configs)} model configs '
+            f'({sum(p.tokens for p in planned)} prompt tokens) in {len(jobs)} pairs, by '
+            f'{len({(p.host, p.pid) for p in planned})} processes on '
+            f'{len({p.host for p in planned})} hosts'
+        )
+        return configs
 
-    def serve_model(self, work_dir: str, identity: str, model_cfg: dict, datasets: list) -> None:
-        from ..serving.dispatch import dispatch
-        from ..serving.plan import plan_model, served_model_name
-        from ..serving.replicas import placement_class, replica_specs, serving
+    def plan_on_the_cluster(self, jobs: list) -> list:
+        """The jobs as Ray tasks on the placement's cluster (``plan.plan_on_ray``)."""
+        import ray
+
+        from ..serving.plan import plan_on_ray
+        from .processes import connect_ray
+
+        connected = not ray.is_initialized()
+        if connected:
+            address = (self.settings['placement_settings'] or {}).get('address')
+            connect_ray(address, 'ServeOnceRunner', 'placement_settings=dict(address=...)')
+        try:
+            return plan_on_ray(jobs, ray)
+        finally:
+            if connected:  # the placement connects afresh for the replicas
+                ray.shutdown()
+
+    def serve_engine(self, work_dir: str, engine: str, configs: list[ConfigPlan]) -> None:
+        """Start an engine's replicas, dispatch what its store lacks, stop them; what -r reuses
+        is said."""
+        from ..serving.dispatch import Dispatcher, DispatchSettings
+        from ..serving.plan import planned_requests
+        from ..serving.replicas import kv_capacity
+        from ..serving.request import served_model_name
         from ..serving.store import ReplyStore
 
-        settings, abbr, logger = self.settings, model_cfg['abbr'], get_logger()
-        requests = plan_model(model_cfg, datasets, settings['cost_model'])
-        store = ReplyStore(store_folder(work_dir, identity))
-        pending = [r for r in requests if not store.has(r.key)]
-        logger.info(
-            f'{abbr}: {len(requests)} requests planned, {len(requests) - len(pending)} answered '
-            f'before; {sum(r.cost for r in pending)} tokens of work to serve'
+        settings, logger = self.settings, get_logger()
+        abbr = configs[0].model_cfg['abbr']
+        names = ', '.join(sorted({c.model_cfg['abbr'] for c in configs}))
+        requests = planned_requests([c.folder for c in configs], served_model_name(engine))
+        supervisor = self.supervisor(work_dir, engine, configs[0].model_cfg)
+        chosen = DispatchSettings(
+            request_deadline_s=settings['request_deadline_s'],
+            cap_tokens=settings['cap_tokens'],
+            quorum=settings['quorum'],
+            senders=settings['senders'],
+            max_reply_bytes=settings['max_reply_bytes'],
+            progress=lambda done, total: logger.info(f'{abbr}: {done} of {total} answered'),
         )
-        if not pending:
+        store = ReplyStore(store_folder(work_dir, engine))
+        dispatcher = Dispatcher(requests, store, supervisor, chosen, capacity=kv_capacity)
+        reused = dispatcher.report.skipped
+        logger.info(
+            f'{names}: {len(requests)} requests planned; '
+            + (
+                f'{reused} answered by an earlier run of this folder, reused and not asked '
+                'again (-r); '
+                if reused
+                else ''
+            )
+            + f'{dispatcher.total} to serve'
+        )
+        if not dispatcher.total:
             return
+        with supervisor:
+            report = dispatcher.run()
+        record = {'planned': len(requests), **dataclasses.asdict(report)}
+        write_text(osp.join(work_dir, 'serve', f'{abbr}.dispatch.json'), json.dumps(record))
+        logger.info(
+            f'{names}: served {report.answered} requests in {report.seconds:.1f} s '
+            f'({report.scheduling_s:.2f} s deciding)'
+        )
+
+    def supervisor(self, work_dir: str, engine: str, model_cfg: dict) -> Any:
+        """The replicas of an engine, not started yet: their specs (the secrets given by name
+        read from this shell now), the placement, the restarts."""
+        from ..serving.environment import from_driver
+        from ..serving.placement import placement_class
+        from ..serving.replicas import replica_specs
+        from ..serving.request import served_model_name
+        from ..serving.supervisor import Supervisor
+
+        settings = self.settings
+        env = {**(settings['replica_env'] or {}), **from_driver(settings['replica_env_from'] or [])}
         specs = replica_specs(
             model_cfg,
-            served_model_name(identity),
+            served_model_name(engine),
             settings['replicas'],
-            dict(settings['replica_env'] or {}),
+            env,
             use_gpus=bool((model_cfg.get('run_cfg') or {}).get('num_gpus')),
             server_argv=settings['server_argv'],
         )
-        log_dir = osp.join(work_dir, 'logs', 'serve', abbr)
         placement = placement_class(settings['placement'])(
-            log_dir=log_dir, **(settings['placement_settings'] or {})
+            log_dir=osp.join(work_dir, 'logs', 'serve', model_cfg['abbr']),
+            **(settings['placement_settings'] or {}),
         )
-        with serving(placement, specs, settings['ready_timeout_s']) as replicas:
-            cap = settings['cap_tokens'] or engine_capacity(replicas)
-            logger.info(f'{abbr}: {len(replicas)} replicas ready, {cap} tokens in flight each')
-            report = dispatch(
-                pending,
-                replicas,
-                store,
-                cap,
-                settings['request_deadline_s'],
-                progress=lambda done, total: logger.info(f'{abbr}: {done} of {total} answered'),
-            )
-        record = {'cap_tokens': cap, 'planned': len(requests), **dataclasses.asdict(report)}
-        write_text(osp.join(work_dir, 'serve', f'{abbr}.dispatch.json'), json.dumps(record))
-        logger.info(f'{abbr}: served {report.answered} requests in {report.seconds:.1f} s')
-
-
-def engine_capacity(replicas: list) -> int:
-    """The smallest KV capacity among the replicas (``kv_capacity``), or an error saying to set
-    ``cap_tokens``."""
-    from ..serving.replicas import kv_capacity
-
-    found = {replica.name: kv_capacity(replica) for replica in replicas}
-    if None in found.values():
-        silent = [name for name, tokens in found.items() if tokens is None]
-        raise ModelConfigError(
-            f'ServeOnceRunner: the KV capacity of {", ".join(silent)} is neither on its /metrics '
-            'nor in its log: set cap_tokens (tokens in flight per replica)'
+        return Supervisor(
+            placement,
+            specs,
+            settings['ready_timeout_s'],
+            settings['max_restarts'],
+            settings['restart_backoff_s'],
         )
-    return min(found.values())
 
 
-def store_folder(work_dir: str, identity: str) -> str:
-    return osp.join(work_dir, 'serve', 'replies', identity)
+def store_folder(work_dir: str, engine: str) -> str:
+    return osp.join(work_dir, 'serve', 'replies', engine)
 
 
-def materialising(task: dict, work_dir: str) -> dict:
-    """The task with each model answering from its reply store, on no GPU."""
-    from ..serving.plan import model_identity
+def materialising(task: dict, work_dir: str, configs: dict[str, ConfigPlan]) -> dict:
+    """The task with each model answering from its reply store and plan, on no GPU."""
+    from ..serving.plan import config_digest
 
     task = copy.deepcopy(task)
     for model_cfg in task['models']:
-        identity = model_identity(model_cfg)
+        config = configs[config_digest(model_cfg)]
         model_cfg['type'] = SERVED_TYPE
-        model_cfg['reply_store'] = store_folder(work_dir, identity)
-        model_cfg['served_identity'] = identity
+        model_cfg['reply_store'] = store_folder(work_dir, config.engine)
+        model_cfg['served_identity'] = config.engine
+        model_cfg['served_plan'] = config.folder
         model_cfg['run_cfg'] = {**(model_cfg.get('run_cfg') or {}), 'num_gpus': 0}
     return task

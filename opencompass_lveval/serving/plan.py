@@ -1,13 +1,22 @@
-"""Every request of an inference stage, known before any weights load.
+"""Every request of an inference stage, known before any weights load, and kept on disk.
 
 A ``LongContextVLLM`` model's request for a record is its ids (``InputBuilder``, what ``lveval
-inputs`` prints) and its sampling settings (``sampling_settings``, what the in-process wrapper
-passes vLLM). Planning renders each record as the inferencer does (the dataset's template, the
-model's role parser: ``commands/inputs.count_pair``'s route) and builds the ids with the same
-builder the served model (``served.ServedVLLM``) uses when it materialises the predictions; the
-key of a request is a digest of the model's identity, the ids and the sampling settings
-(``request_key``), computed by that same function on both sides, so a planned reply is found by
-construction, and a stage whose prompts were rendered otherwise fails loudly at materialising.
+inputs`` prints) and its sampling (``models.vllm.request_sampling``). Planning renders each
+record as the inferencer does (the dataset's template, the model's role parser) and builds the
+ids with the model's own builder, once: a pair (a model config x a dataset config) is planned by
+one worker process (``plan_stage``: ``workers`` of them, spawned, each planning whole pairs), which
+writes to the plan's folder
+
+- ``{pair}.ids``: the ids of its records one after another, int32 little-endian (4 bytes a
+  token; the dispatcher reads a request's slice when it sends it);
+- ``{pair}.rows.npy``: a row per record (``ROW``): the key, the ids' digest, the rendered
+  prompt's digest, where its ids are, its budget, whether it was cut, its cost;
+- ``{pair}.json``: the dataset, the sampling and the answer length of the pair.
+
+So the driver never holds a prompt's ids (its memory grows with requests, not tokens), and the
+materialising tasks (``ServedVLLM``) find each prompt's request by the digest of the prompt the
+inferencer renders, without tokenizing it again; a prompt rendered otherwise is an error naming
+it, never another prompt's answer.
 
 Cost: prompt tokens plus answer tokens, the work an engine does for the request to first order
 (decoding reads the whole prompt's KV cache each step; prefill is linear in L until attention
@@ -15,6 +24,8 @@ dominates). ``quadratic_cost`` adds the attention term of prefill from the model
 a * L + b * L^2 with a = 1 and b = 1 / (12 * hidden_size), the ratio of a layer's causal
 attention FLOPs (2 * L^2 * hidden) to its matrices' (24 * L * hidden^2); it matters where L
 reaches several times hidden_size (a 128k prompt of an 8B model: 2.5 times the linear term).
+The cost orders the queue; the room a request takes of a replica is its tokens, whatever the
+cost model (``PlannedRequest.tokens``).
 """
 
 from __future__ import annotations
@@ -22,56 +33,60 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import socket
+import sys
+import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
-from ..models.settings import answer_length
-from ..models.vllm import engine_kwargs, installed_vllm_version, sampling_settings
+import numpy as np
 
+from ..files.atomic import atomic_open, write_text
+from .request import IdsFile, PlannedRequest, canonical, prompt_digest, request_key
 
-@dataclass(frozen=True)
-class PlannedRequest:
-    """One request to a replica: ``body`` is what ``/v1/completions`` is sent."""
-
-    key: str
-    cost: int
-    prompt_ids: list[int] = field(repr=False)
-    max_tokens: int
-    body: dict = field(repr=False)
-    label: str = ''  # model x dataset x index, for messages
-
-
-def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(',', ':')).encode()
-
-
-def model_identity(model_cfg: dict) -> str:
-    """A digest of what decides a model's answers besides the request: its weights folder (as
-    resolved) and the engine settings it is served with (window, dtype, RoPE overrides...)."""
-    path = model_cfg['path']
-    settings = engine_kwargs(
-        path,
-        model_cfg['max_seq_len'],
-        dict(model_cfg.get('model_kwargs') or {}),
-        model_cfg.get('rope_scaling'),
-        bool(model_cfg.get('trust_remote_code', False)),
-        installed_vllm_version(),
-    )
-    resolved = os.path.realpath(os.path.expanduser(path))
-    return hashlib.sha256(_canonical({'path': resolved, 'engine': settings})).hexdigest()[:24]
+ROW = np.dtype(
+    [
+        ('key', 'u1', 32),  # bytes as numbers: numpy's 'S' type drops trailing zero bytes
+        ('digest', 'u1', 32),
+        ('prompt', 'u1', 16),
+        ('offset', '<i8'),
+        ('length', '<i4'),
+        ('budget', '<i4'),
+        ('truncated', '?'),
+        ('cost', '<i8'),
+    ]
+)
 
 
-def request_key(identity: str, prompt_ids: list[int], sampling: dict) -> str:
-    """The reply store's key of a request (``model_identity``, the ids, ``sampling_settings``)."""
-    payload = _canonical({'model': identity, 'prompt_ids': prompt_ids, 'sampling': sampling})
-    return hashlib.sha256(payload).hexdigest()
+class Built(Protocol):
+    """What a builder gives for one record (``models.inputs.ModelInput``)."""
+
+    ids: Any
+    budget: int
+    truncated: bool
 
 
-def completion_body(served_name: str, prompt_ids: list[int], sampling: dict) -> dict:
-    """What a replica's ``/v1/completions`` is sent: the ids as they are, the sampling."""
-    return {'model': served_name, 'prompt': prompt_ids, **sampling}
+class PairSource(Protocol):
+    """The records of one pair, rendered: its description (``dataset``, ``model``, ``sampling``)
+    and, for each record, the rendered prompt's digest and its ids."""
+
+    def open(self) -> tuple[dict, Iterator[tuple[str, Built]]]: ...
+
+
+def config_digest(config: Any) -> str:
+    """A name for a config: the digest of its canonical JSON (a class or function by its
+    qualified name, the same in every process)."""
+    text = json.dumps(config, sort_keys=True, ensure_ascii=False, default=_named)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _named(value: Any) -> str:
+    name = getattr(value, '__qualname__', None)
+    return f'{value.__module__}.{name}' if name and hasattr(value, '__module__') else str(value)
 
 
 def quadratic_cost(model_path: str) -> Optional[float]:
@@ -91,74 +106,275 @@ def request_cost(prompt_tokens: int, answer_tokens: int, square: Optional[float]
     return int(prompt_tokens + answer_tokens + extra)
 
 
-def _stopping_criteria(dataset_cfg: dict) -> list[str]:
-    """The stop strings the inferencer passes ``generate`` (OpenCompass's GenInferencer)."""
-    return list(dataset_cfg['infer_cfg']['inferencer'].get('stopping_criteria') or [])
-
-
-def plan_pair(
-    model_cfg: dict,
-    dataset_cfg: dict,
-    identity: str,
-    builder: Any,
-    stop_words: list[str],
-    square: Optional[float] = None,
-) -> Iterator[PlannedRequest]:
-    """The requests of one model x dataset, in record order."""
-    from opencompass.registry import ICL_PROMPT_TEMPLATES
-    from opencompass.utils import build_dataset_from_cfg
-
-    from ..models.template import prompt_parser
-
-    dataset = build_dataset_from_cfg(dataset_cfg)
-    template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
-    parser = prompt_parser(model_cfg.get('meta_template'))
-    max_out_len = answer_length(model_cfg, dataset_cfg)
-    sampling = sampling_settings(
-        stop_words,
-        _stopping_criteria(dataset_cfg),
-        dict(model_cfg.get('generation_kwargs') or {}),
-        max_out_len,
-    )
-    for index in range(len(dataset.test)):
-        prompt = template.generate_item(
-            dataset.test[index], output_field=dataset.reader.output_column
-        )
-        ids = builder.build(parser.parse_template(prompt, mode='gen'), max_out_len).ids
-        yield PlannedRequest(
-            key=request_key(identity, ids, sampling),
-            cost=request_cost(len(ids), max_out_len, square),
-            prompt_ids=ids,
-            max_tokens=max_out_len,
-            body=completion_body(served_model_name(identity), ids, sampling),
-            label=f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]} #{index}',
-        )
-
-
-def served_model_name(identity: str) -> str:
-    """The name replicas serve a model under (``--served-model-name``)."""
-    return f'lveval-{identity}'
-
-
 def model_stop_words(model_cfg: dict, builder: Any) -> list[str]:
     """``LongContextModel``'s stop words: the config's and the tokenizer's end-of-sequence."""
     eos = getattr(builder.tokenizer, 'eos_token', None)
     return sorted(set(list(model_cfg.get('stop_words') or []) + ([eos] if eos else [])))
 
 
-def plan_model(
-    model_cfg: dict, dataset_cfgs: list[dict], cost_model: str = 'linear'
-) -> list[PlannedRequest]:
-    """Every request of a model over the datasets, each key once (two datasets asking the same
-    thing share one reply), longest first."""
+_BUILDERS: dict[str, Any] = {}
+
+
+def _builder(model_cfg: dict) -> Any:
+    """A model config's input builder, loaded once per process (a worker plans several pairs)."""
     from ..models.vllm import LongContextVLLM
 
-    identity = model_identity(model_cfg)
-    builder = LongContextVLLM.config_builder(model_cfg)
-    stop_words = model_stop_words(model_cfg, builder)
-    square = quadratic_cost(model_cfg['path']) if cost_model == 'quadratic' else None
-    planned: dict[str, PlannedRequest] = {}
-    for dataset_cfg in dataset_cfgs:
-        for request in plan_pair(model_cfg, dataset_cfg, identity, builder, stop_words, square):
-            planned.setdefault(request.key, request)
-    return sorted(planned.values(), key=lambda r: (-r.cost, r.key))
+    name = config_digest(model_cfg)
+    if name not in _BUILDERS:
+        _BUILDERS[name] = LongContextVLLM.config_builder(model_cfg)
+    return _BUILDERS[name]
+
+
+@dataclass
+class RenderedPair:
+    """A model config x a dataset config, rendered as OpenCompass's inferencer renders them."""
+
+    model_cfg: dict
+    dataset_cfg: dict
+
+    def open(self) -> tuple[dict, Iterator[tuple[str, Built]]]:
+        from opencompass.registry import ICL_PROMPT_TEMPLATES
+        from opencompass.utils import build_dataset_from_cfg
+
+        from ..models.settings import answer_length
+        from ..models.template import prompt_parser
+        from ..models.vllm import request_sampling
+
+        model_cfg, dataset_cfg = self.model_cfg, self.dataset_cfg
+        builder = _builder(model_cfg)
+        dataset = build_dataset_from_cfg(dataset_cfg)
+        template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
+        parser = prompt_parser(model_cfg.get('meta_template'))
+        max_out_len = answer_length(model_cfg, dataset_cfg)
+        stopping = dataset_cfg['infer_cfg']['inferencer'].get('stopping_criteria') or []
+        sampling = request_sampling(
+            model_stop_words(model_cfg, builder),
+            list(stopping),
+            dict(model_cfg.get('generation_kwargs') or {}),
+            max_out_len,
+        )
+        meta = {'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'], 'sampling': sampling}
+
+        def records() -> Iterator[tuple[str, Built]]:
+            for index in range(len(dataset.test)):
+                prompt = template.generate_item(
+                    dataset.test[index], output_field=dataset.reader.output_column
+                )
+                parsed = parser.parse_template(prompt, mode='gen')
+                yield prompt_digest(parsed), builder.build(parsed, max_out_len)
+
+        return meta, records()
+
+
+@dataclass
+class PairJob:
+    """One pair for a worker: where its files go (``folder``/``name``.*), the engine whose
+    requests they are, and the cost model's square term."""
+
+    source: Any  # a PairSource, picklable
+    folder: str
+    name: str
+    engine: str
+    square: Optional[float] = None
+
+
+@dataclass
+class PairPlan:
+    """What a worker planned: requests, prompt tokens, seconds, and where (its process's peak
+    memory, host and pid)."""
+
+    name: str
+    requests: int
+    tokens: int
+    seconds: float
+    pid: int = field(default_factory=os.getpid)
+    host: str = field(default_factory=socket.gethostname)
+    peak_rss: int = 0
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes (``VmHWM``), 0 where the system says not."""
+    try:
+        for line in Path('/proc/self/status').read_text().splitlines():
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def plan_pair(job: PairJob) -> PairPlan:
+    """Plan one pair into its three files (see the module)."""
+    started = time.perf_counter()
+    meta, records = job.source.open()
+    sampling = meta['sampling']
+    answer = int(sampling['max_tokens'])
+    folder = Path(job.folder)
+    rows, offset = [], 0
+    with atomic_open(folder / f'{job.name}.ids', 'wb') as out:
+        for digest_of_prompt, built in records:
+            ids = np.ascontiguousarray(built.ids, dtype='<i4')
+            raw = ids.tobytes()
+            out.write(raw)
+            digest = hashlib.sha256(raw).digest()
+            key = request_key(job.engine, digest.hex(), sampling)
+            cost = request_cost(len(ids), answer, job.square)
+            rows.append(
+                (np.frombuffer(bytes.fromhex(key), 'u1'), np.frombuffer(digest, 'u1'),
+                 np.frombuffer(bytes.fromhex(digest_of_prompt), 'u1'), offset, len(ids),
+                 built.budget, bool(built.truncated), cost)
+            )  # fmt: skip
+            offset += len(ids)
+    table = np.array(rows, dtype=ROW)
+    with atomic_open(folder / f'{job.name}.rows.npy', 'wb') as out:
+        np.save(out, table)
+    write_text(folder / f'{job.name}.json', json.dumps({**meta, 'engine': job.engine}))
+    return PairPlan(job.name, len(rows), offset, time.perf_counter() - started, peak_rss=peak_rss())
+
+
+def plan_stage(jobs: list[PairJob], workers: int = 1) -> list[PairPlan]:
+    """Every job planned, by ``workers`` spawned processes (in this one where ``workers`` is 1
+    or there is one job); an error of any job is raised here, before anything is served."""
+    _afresh(jobs)
+    if workers <= 1 or len(jobs) <= 1:
+        return [plan_pair(job) for job in jobs]
+    import multiprocessing
+
+    context = multiprocessing.get_context('spawn')  # no fork of a driver holding threads
+    chosen = min(workers, len(jobs))
+    with ProcessPoolExecutor(chosen, mp_context=context, initializer=_no_engine) as pool:
+        return list(pool.map(plan_pair, jobs))
+
+
+def _afresh(jobs: list[PairJob]) -> None:
+    """The jobs' folders emptied: no pair of an earlier run's data is ever read as this run's."""
+    for folder in {job.folder for job in jobs}:
+        shutil.rmtree(folder, ignore_errors=True)
+        Path(folder).mkdir(parents=True)
+
+
+def plan_on_ray(jobs: list[PairJob], ray: Any) -> list[PairPlan]:
+    """Every job a Ray task of one CPU, on whichever node of the cluster has room: planning
+    spread over the cluster's nodes, each writing its pairs' files to the run folder, which is
+    at the same path on every node (as ``RayRunner`` requires)."""
+    _afresh(jobs)
+    task = ray.remote(num_cpus=1, max_retries=1)(_plan_on_a_node)
+    return ray.get([task.remote(job) for job in jobs])
+
+
+def _plan_on_a_node(job: PairJob) -> PairPlan:
+    _no_engine()
+    return plan_pair(job)
+
+
+def _no_engine() -> None:
+    """In a planning process: vLLM is never imported. OpenCompass's model package imports it
+    where it is installed (seconds and half a GB a process), and planning loads no engine."""
+    sys.modules.setdefault('vllm', None)
+
+
+@dataclass
+class PairFile:
+    """One planned pair, read back."""
+
+    folder: Path
+    name: str
+    meta: dict
+    rows: np.ndarray
+
+    @property
+    def ids_path(self) -> str:
+        return str(self.folder / f'{self.name}.ids')
+
+
+def read_pairs(folder: str | os.PathLike) -> list[PairFile]:
+    """The planned pairs of a plan folder."""
+    folder = Path(folder)
+    pairs = []
+    for meta_path in sorted(folder.glob('*.json')):
+        name = meta_path.name.removesuffix('.json')
+        rows = np.load(folder / f'{name}.rows.npy', mmap_mode='r')
+        pairs.append(PairFile(folder, name, json.loads(meta_path.read_text()), rows))
+    return pairs
+
+
+def planned_requests(folders: list[str], served_name: str) -> list[PlannedRequest]:
+    """The requests of plan folders, each key once (two datasets asking the same thing share
+    one reply), their ids left on disk."""
+    found: dict[str, PlannedRequest] = {}
+    for folder in folders:
+        for pair in read_pairs(folder):
+            sampling, answer = pair.meta['sampling'], int(pair.meta['sampling']['max_tokens'])
+            label = f'{pair.meta["model"]} x {pair.meta["dataset"]} #'
+            ids = IdsFile(pair.ids_path)
+            for index, row in enumerate(pair.rows):
+                key = row['key'].tobytes().hex()
+                if key in found:
+                    continue
+                length = int(row['length'])
+                found[key] = PlannedRequest(
+                    key=key,
+                    cost=int(row['cost']),
+                    tokens=length + answer,
+                    max_tokens=answer,
+                    prompt_tokens=length,
+                    digest=row['digest'].tobytes().hex(),
+                    model=served_name,
+                    sampling=sampling,
+                    ids=(ids, int(row['offset']), length),
+                    label=f'{label}{index}',
+                )
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class PlannedPrompt:
+    """What ``ServedVLLM`` needs of a planned prompt: its key, the ids' digest and count, its
+    budget and whether it was cut."""
+
+    key: str
+    digest: str
+    prompt_tokens: int
+    budget: int
+    truncated: bool
+
+
+class PlanIndex:
+    """A model config's plan, by rendered prompt and sampling."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+        self.asked: dict[tuple[str, bytes], PlannedPrompt] = {}
+        self.lengths: dict[str, int] = {}
+        self.samplings: dict[str, set[bytes]] = {}  # prompt -> the samplings it was planned with
+        for pair in read_pairs(folder):
+            sampling = canonical(pair.meta['sampling'])
+            for row in pair.rows:
+                prompt = row['prompt'].tobytes().hex()
+                planned = PlannedPrompt(
+                    row['key'].tobytes().hex(),
+                    row['digest'].tobytes().hex(),
+                    int(row['length']),
+                    int(row['budget']),
+                    bool(row['truncated']),
+                )
+                self.asked.setdefault((prompt, sampling), planned)
+                self.lengths.setdefault(prompt, planned.prompt_tokens)
+                self.samplings.setdefault(prompt, set()).add(sampling)
+
+    def find(self, prompt: Any, sampling: dict) -> tuple[Optional[PlannedPrompt], str]:
+        """The planned prompt, or None and why it is not in the plan."""
+        digest = prompt_digest(prompt)
+        planned = self.asked.get((digest, canonical(sampling)))
+        if planned is not None:
+            return planned, ''
+        if digest in self.samplings:
+            other = b'; '.join(sorted(self.samplings[digest])).decode()
+            return (
+                None,
+                f'it was planned with other sampling ({other}), and is asked with {canonical(sampling).decode()}',
+            )
+        return (
+            None,
+            f'no prompt rendered as this one (digest {digest}) was planned: its data or template changed since',
+        )

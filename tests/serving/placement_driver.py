@@ -12,7 +12,6 @@ and whether ``/health`` answered from here), ``progress`` (requests answered so 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -20,7 +19,8 @@ import time
 from pathlib import Path
 
 from opencompass_lveval.files.atomic import write_text
-from opencompass_lveval.serving.replicas import ReplicaSpec, healthy, placement_class, serving
+from opencompass_lveval.serving.placement import ReplicaSpec, healthy, placement_class
+from opencompass_lveval.serving.replicas import serving
 
 TOKENS_PER_S = 3000
 CAP_TOKENS = 6000
@@ -31,7 +31,7 @@ def specs(folder: Path, count: int, gpus: int) -> list[ReplicaSpec]:
     made = []
     for index in range(count):
         name = f'r{index}'
-        argv = [sys.executable, '-m', 'opencompass_lveval.serving.paced_server', '--host',
+        argv = [sys.executable, '-m', 'opencompass_lveval.testing.paced_server', '--host',
                 '{host}', '--port', '{port}', '--tokens-per-s', str(TOKENS_PER_S),
                 '--log', str(folder / f'requests-{name}.jsonl')]  # fmt: skip
         made.append(ReplicaSpec(name, argv, {}, gpus))
@@ -40,22 +40,20 @@ def specs(folder: Path, count: int, gpus: int) -> list[ReplicaSpec]:
 
 def workload() -> list:
     """60 requests of 300 to 4000 tokens: about 40 s of one replica's work."""
-    from opencompass_lveval.serving.plan import PlannedRequest
+    from opencompass_lveval.serving.request import planned_request
 
-    made = []
-    for index in range(60):
-        cost = 300 + (index * 997) % 3700
-        ids = [index % 50] * (cost - ANSWER)
-        body = {'model': 'paced', 'prompt': ids, 'max_tokens': ANSWER}
-        key = hashlib.sha256(json.dumps(body).encode()).hexdigest()
-        made.append(PlannedRequest(key, cost, ids, ANSWER, body, f'#{index}'))
-    return made
+    sampling = {'max_tokens': ANSWER}
+    return [
+        planned_request('paced', [index % 50] * (300 + (index * 997) % 3700 - ANSWER),
+                        sampling, f'#{index}')
+        for index in range(60)
+    ]  # fmt: skip
 
 
 def describe(replicas: list) -> list[dict]:
     return [
         {'name': r.name, 'node': r.node, 'url': r.url, 'gpus': r.where.get('gpus'),
-         'health': healthy(r, 5.0)}
+         'health': healthy(r.url, 5.0)}
         for r in replicas
     ]  # fmt: skip
 

@@ -1,5 +1,6 @@
-"""The dispatcher over real local HTTP replicas (``paced_server``, started by ``LocalPlacement``):
-what each server received, as its own log says, is checked against the dispatcher's rules."""
+"""The dispatcher over real local HTTP replicas (``testing/paced_server``, started by
+``LocalPlacement``): what each server received, as its own log says, is checked against the
+dispatcher's rules."""
 
 from __future__ import annotations
 
@@ -12,20 +13,17 @@ import time
 from pathlib import Path
 
 import pytest
+from servers import ended
 
 from opencompass_lveval.serving.dispatch import dispatch
-from opencompass_lveval.serving.paced_server import body_key, paced_answer
-from opencompass_lveval.serving.plan import PlannedRequest
-from opencompass_lveval.serving.replicas import (
-    LocalPlacement,
-    ReplicaError,
-    ReplicaSpec,
-    kv_capacity,
-    serving,
-)
+from opencompass_lveval.serving.placement import ReplicaError, ReplicaSpec
+from opencompass_lveval.serving.placement.local import LocalPlacement
+from opencompass_lveval.serving.replicas import kv_capacity, serving
+from opencompass_lveval.serving.request import planned_request
 from opencompass_lveval.serving.store import ReplyStore
+from opencompass_lveval.testing.paced_server import body_key, paced_answer
 
-PACED = [sys.executable, '-m', 'opencompass_lveval.serving.paced_server', '--port', '{port}']
+PACED = [sys.executable, '-m', 'opencompass_lveval.testing.paced_server', '--port', '{port}']
 
 
 def paced_specs(folder: Path, speeds: list[float], kv_tokens: int = 0) -> list[ReplicaSpec]:
@@ -37,14 +35,29 @@ def paced_specs(folder: Path, speeds: list[float], kv_tokens: int = 0) -> list[R
     return specs
 
 
-def planned(costs: list[int], answer: int = 8) -> list[PlannedRequest]:
+def planned(costs: list[int], answer: int = 8) -> list:
     """Requests of these costs (prompt ids of cost - answer tokens), each a distinct body."""
-    made = []
-    for index, cost in enumerate(costs):
-        ids = [index] * (cost - answer)
-        body = {'model': 'm', 'prompt': ids, 'max_tokens': answer}
-        made.append(PlannedRequest(body_key(body), cost, ids, answer, body, f'#{index}'))
-    return made
+    sampling = {'temperature': 0, 'max_tokens': answer, 'stop': []}
+    return [
+        planned_request('engine', [index] * (cost - answer), sampling, f'#{index}')
+        for index, cost in enumerate(costs)
+    ]
+
+
+def asked(request) -> str:
+    """How a paced server's log names a request: its body's digest."""
+    return body_key(json.loads(request.body()))
+
+
+def stored_text(store: ReplyStore, request) -> str:
+    reply, problem = store.read(request.expected())
+    assert reply is not None, problem
+    return reply['text']
+
+
+def answered_all(store: ReplyStore, requests) -> bool:
+    """Every request's reply stored, and it is that request's answer."""
+    return all(stored_text(store, r) == paced_answer(json.loads(r.body())) for r in requests)
 
 
 def log_lines(log: Path) -> list[dict]:
@@ -62,7 +75,7 @@ def received(folder: Path) -> dict[str, list[dict]]:
 
 
 def placement(tmp_path: Path) -> LocalPlacement:
-    return LocalPlacement(log_dir=tmp_path / 'logs')
+    return LocalPlacement(log_dir=tmp_path / 'logs', num_cpus=0.25)
 
 
 def test_longest_first_and_the_cap_held_as_the_servers_saw_it(tmp_path):
@@ -74,8 +87,7 @@ def test_longest_first_and_the_cap_held_as_the_servers_saw_it(tmp_path):
     seen = received(tmp_path)
     assert max(e['tokens_in_flight'] for lines in seen.values() for e in lines) <= cap
     assert sum(report.sent.values()) == len(requests) == report.answered
-    for request in requests:  # each reply stored, and it is that request's
-        assert store.get(request.key)['text'] == paced_answer(request.body)
+    assert answered_all(store, requests)  # each reply stored, and it is that request's
     # The first wave arrived first: longest first, each to the replica holding the fewest
     # tokens among those it fits.
     wave, held = [], [0] * len(seen)
@@ -112,33 +124,8 @@ def test_a_restarted_dispatch_asks_only_what_is_not_stored(tmp_path):
         dispatch(requests[:12], replicas, store, 1000, 30)
         again = dispatch(requests, replicas, store, 1000, 30)
     keys = [e['key'] for e in received(tmp_path)['r0']]
-    assert sorted(keys) == sorted(r.key for r in requests)  # each asked exactly once
+    assert sorted(keys) == sorted(asked(r) for r in requests)  # each asked exactly once
     assert (again.skipped, again.answered) == (12, 8)
-
-
-def test_the_first_writer_of_a_key_wins(tmp_path):
-    store = ReplyStore(tmp_path / 'store')
-    key = 'ab' * 32
-    kept = []
-
-    def write(index: int) -> None:
-        if store.put_once(key, {'text': f'writer {index}', 'prompt_tokens': index}):
-            kept.append(index)
-
-    threads = [threading.Thread(target=write, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(kept) == 1
-    assert store.get(key)['text'] == f'writer {kept[0]}'
-    assert not [p for p in store.records.path(key).parent.iterdir() if p.suffix == '.part']
-    # A damaged entry is set aside and replaced by the next reply.
-    other = 'cd' * 32
-    store.records.path(other).parent.mkdir(parents=True, exist_ok=True)
-    store.records.path(other).write_text('{"text": ')
-    assert store.put_once(other, {'text': 'whole'}) and store.get(other)['text'] == 'whole'
-    assert store.records.path(other).with_suffix('.damaged').read_text() == '{"text": '
 
 
 def killed_mid_run(replicas, folder: Path, after: int) -> dict:
@@ -165,9 +152,9 @@ def test_a_killed_replica_loses_only_what_it_held(tmp_path):
         killer.start()
         report = dispatch(requests, replicas, store, 1200, 30, reprobe_s=0.5)
         killer.join()
-    assert all(store.has(r.key) for r in requests)
-    asked = [e['key'] for lines in received(tmp_path).values() for e in lines]
-    twice = {key for key in asked if asked.count(key) > 1}
+    assert answered_all(store, requests)
+    sent = [e['key'] for lines in received(tmp_path).values() for e in lines]
+    twice = {key for key in sent if sent.count(key) > 1}
     assert twice and twice <= outcome['unanswered']  # only what it held was asked again
     assert report.requeued >= len(twice) and report.dropped == ['r0']
 
@@ -180,7 +167,7 @@ def test_a_replica_that_stops_answering_is_probed_out(tmp_path):
         os.killpg(replicas[0].process.pid, signal.SIGSTOP)
         report = dispatch(requests, replicas, store, 700, 2, probe_timeout_s=1, reprobe_s=30)
         stopped_pid = replicas[0].process.pid
-    assert all(store.has(r.key) for r in requests)
+    assert answered_all(store, requests)
     assert report.dropped == ['r0'] and report.requeued == report.sent['r0'] >= 1
     assert ended(stopped_pid)  # stopped, and still ended at the block's end
 
@@ -210,17 +197,21 @@ def test_the_default_cap_is_the_engines_kv_capacity(tmp_path):
 class Recording(LocalPlacement):
     """LocalPlacement that keeps the process ids it started."""
 
-    def start(self, specs):
-        started = super().start(specs)
-        self.pids = [replica.process.pid for replica in started]
+    pids: list[int] = []
+
+    def launch(self, spec):
+        started = super().launch(spec)
+        self.pids = [*self.pids, started.process.pid]
         return started
 
 
 def test_a_replica_that_exits_before_it_is_ready_is_named_with_its_log(tmp_path):
     crash = [sys.executable, '-c', 'print("weights not found: /nowhere"); raise SystemExit(3)']
     specs = [*paced_specs(tmp_path, [1000]), ReplicaSpec('broken', crash, {}, 0)]
-    recording = Recording(log_dir=tmp_path / 'logs')
-    refused = pytest.raises(ReplicaError, match=r'(?s)replica broken .*weights not found')
+    recording = Recording(log_dir=tmp_path / 'logs', num_cpus=0.25)
+    refused = pytest.raises(
+        ReplicaError, match=r'(?s)broken: exited before it was ready.*weights not found'
+    )
     with refused, serving(recording, specs, 60):
         pass
     assert all(ended(pid) for pid in recording.pids)  # the healthy one too
@@ -238,7 +229,7 @@ def dispatch_main(folder: str, count: int) -> None:
     """A dispatcher process of its own: two paced replicas it starts, ``count`` requests."""
     folder = Path(folder)
     specs = paced_specs(folder, [1500, 1500])
-    with serving(LocalPlacement(log_dir=folder / 'logs'), specs, 60) as replicas:
+    with serving(LocalPlacement(log_dir=folder / 'logs', num_cpus=0.25), specs, 60) as replicas:
         dispatch(
             planned([100 + (i * 41) % 300 for i in range(count)]),
             replicas,
@@ -246,15 +237,6 @@ def dispatch_main(folder: str, count: int) -> None:
             800,
             30,
         )
-
-
-def ended(pid: int) -> bool:
-    """Whether a process is gone or dead (a zombie its new parent has not reaped yet)."""
-    try:
-        state = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state in ('Z', 'X')
 
 
 def events(folder: Path, kind: str) -> list[dict]:
@@ -267,7 +249,10 @@ def test_a_killed_dispatcher_resumed_asks_again_only_what_was_in_flight(tmp_path
     import subprocess
 
     here = Path(__file__).parent
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(here), str(here.parents[1])])}
+    env = {
+        **os.environ,
+        'PYTHONPATH': os.pathsep.join(map(str, [here, here.parent, here.parents[1]])),
+    }
     command = [
         sys.executable,
         '-c',
@@ -283,12 +268,14 @@ def test_a_killed_dispatcher_resumed_asks_again_only_what_was_in_flight(tmp_path
     assert all(ended(started['pid']) for started in events(tmp_path, 'started'))
     # In flight for the dispatcher: asked and not stored (a reply may be on its way back).
     store = ReplyStore(tmp_path / 'store')
-    held = {e['key'] for e in events(tmp_path, 'received') if not store.has(e['key'])}
+    requests = planned([100 + (i * 41) % 300 for i in range(40)])
+    stored = {asked(r) for r in requests if store.answered(r.expected())}
+    held = {e['key'] for e in events(tmp_path, 'received')} - stored
     subprocess.run(command, env=env, check=True, timeout=300)
-    asked = [e['key'] for e in events(tmp_path, 'received')]
-    twice = {key for key in asked if asked.count(key) > 1}
-    assert len(set(asked)) == 40 and twice <= held
-    assert all(store.has(r.key) for r in planned([100 + (i * 41) % 300 for i in range(40)]))
+    sent = [e['key'] for e in events(tmp_path, 'received')]
+    twice = {key for key in sent if sent.count(key) > 1}
+    assert len(set(sent)) == 40 and twice <= held
+    assert answered_all(store, requests)
 
 
 def held_at_kill(replica, log: Path) -> set[str]:
@@ -327,10 +314,10 @@ def test_three_kills_in_one_run_with_restarts_lose_only_what_was_held(tmp_path):
         finally:
             finished.set()
             killer.join()
-    assert all(store.get(r.key)['text'] == paced_answer(r.body) for r in requests)
-    asked = [e['key'] for lines in received(tmp_path).values() for e in lines]
-    again = len(asked) - len(set(asked))  # asks beyond the first
-    assert 3 <= again <= len(held) and {k for k in asked if asked.count(k) > 1} <= set(held)
+    assert answered_all(store, requests)
+    sent = [e['key'] for lines in received(tmp_path).values() for e in lines]
+    again = len(sent) - len(set(sent))  # asks beyond the first
+    assert 3 <= again <= len(held) and {k for k in sent if sent.count(k) > 1} <= set(held)
     assert report.sent['r0'] > 0 and report.sent['r1'] > 0 and report.dropped == []
 
 
@@ -395,7 +382,92 @@ def test_a_request_that_always_fails_ends_the_dispatch_naming_it(tmp_path):
 
     replica = Failing()
     try:
-        with pytest.raises(ReplicaError, match=rf'#0 failed {MAX_ATTEMPTS} times .*HTTPError'):
+        with pytest.raises(ReplicaError, match=rf'#0 failed {MAX_ATTEMPTS} times .*HTTP 500'):
             dispatch(planned([100]), [replica], ReplyStore(tmp_path / 's'), 500, 5)
     finally:
         replica.stop()
+
+
+# In-process stand-ins (``testing/stand_in``): the dispatcher's rules without servers ----------
+
+
+def stand_in_dispatch(requests, stand_ins, store, cap, deadline=30, **settings):
+    from opencompass_lveval.serving.dispatch import Dispatcher, DispatchSettings, Fixed
+    from opencompass_lveval.testing.stand_in import stand_in_transport
+
+    chosen = DispatchSettings(deadline, cap, progress=lambda done, total: None, **settings)
+    return Dispatcher(requests, store, Fixed(stand_ins), chosen, stand_in_transport).run()
+
+
+def test_the_cap_holds_tokens_not_the_ordering_cost(tmp_path):
+    """A 128k prompt whose quadratic cost is 2.5 times its tokens fits a 200k-token cache (it
+    was refused: the cost was charged against the cap)."""
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    sampling = {'temperature': 0, 'max_tokens': 64, 'stop': []}
+    long = planned_request('e', [1] * 131072, sampling, '#long', cost=131072 + 349525 + 64)
+    short = planned_request('e', [2] * 16000, sampling, '#short')
+    store = ReplyStore(tmp_path)
+    report = stand_in_dispatch([short, long], [PacedStandIn('r0', 10**9)], store, 200_000)
+    assert report.answered == 2 and store.answered(long.expected())
+
+
+def mangled(kind: str):
+    """A stand-in's replies made wrong as a replica's may be (``testing/paced_server``'s kinds)."""
+    previous = []
+
+    def reply(answer: dict) -> dict:
+        previous.append(answer)
+        if kind == 'previous':
+            return previous[-2] if len(previous) > 1 else {**answer, 'model': 'm0'}
+        if kind == 'other-model':
+            return {**answer, 'model': 'another'}
+        if kind == 'long':
+            return {**answer, 'usage': {**answer['usage'], 'completion_tokens': 3200}}
+        if kind == 'two-choices':
+            return {**answer, 'choices': answer['choices'] * 2}
+        return {**answer, 'choices': []}
+
+    return reply
+
+
+@pytest.mark.parametrize(
+    ('kind', 'said'),
+    [
+        ('previous', 'it answers another prompt'),
+        ('other-model', "names the model 'another'"),
+        ('long', '3200 completion tokens, more than max_tokens=8'),
+        ('two-choices', 'holds 2 choices'),
+        ('no-choices', 'holds 0 choices'),
+    ],
+)
+def test_a_reply_not_of_its_request_is_asked_again_and_its_replica_named(
+    tmp_path, caplog, kind, said
+):
+    from opencompass_lveval.serving.schedule import MAX_FAULTS
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    requests = planned([100 + i for i in range(20)])
+    wrong, right = PacedStandIn('wrong', 10**8, mangled(kind)), PacedStandIn('right', 10**7)
+    store = ReplyStore(tmp_path)
+    report = stand_in_dispatch(requests, [wrong, right], store, 400)
+    assert report.answered == len(requests) and report.faults == {'wrong': MAX_FAULTS}
+    for request in requests:  # every stored reply is the right replica's answer to it
+        reply = store.read(request.expected())[0]
+        assert reply['replica'] == 'right' and reply['text'] == f'stand-in {request.key[:12]}'
+    assert report.dropped == ['wrong']
+    assert (
+        said in caplog.text and 'wrong: 3 wrong replies, taken out of the rotation' in caplog.text
+    )
+
+
+def test_a_store_that_cannot_be_written_stops_the_stage_at_once(tmp_path):
+    from opencompass_lveval.serving.store import ReplyStoreError
+    from opencompass_lveval.testing.stand_in import PacedStandIn
+
+    (tmp_path / 'full').write_text('')
+    store = ReplyStore(tmp_path / 'full' / 'store')
+    started = time.monotonic()
+    with pytest.raises(ReplyStoreError, match='cannot be written.*full/store'):
+        stand_in_dispatch(planned([100] * 30), [PacedStandIn('r0', 10**6)], store, 400)
+    assert time.monotonic() - started < 5

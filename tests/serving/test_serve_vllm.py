@@ -28,7 +28,11 @@ def workload_config(root: Path, model: Path, served: bool) -> Path:
         dataset['path'] = str(root / dataset['path'])
     cfg.models[0].update(path=str(model), model_kwargs=dict(VLLM_ENGINE_KWARGS))
     if served:
-        cfg.infer.runner.update(replicas=2, replica_env=dict(VLLM_ENV), ready_timeout_s=600)
+        # quorum=2: both loaded before the first request, so both serve; with quorum 1 the
+        # first ready holds this whole small stage within its KV capacity
+        cfg.infer.runner.update(
+            replicas=2, quorum=2, replica_env=dict(VLLM_ENV), ready_timeout_s=600
+        )
     else:
         cfg.infer.partitioner = dict(type='NumWorkerPartitioner', num_worker=1)
         cfg.infer.runner = dict(
@@ -98,14 +102,13 @@ def test_two_replicas_served_the_stage_within_the_engines_kv_capacity(runs):
     report = json.loads(next((served / 'serve').glob('*.dispatch.json')).read_text())
     assert len(report['sent']) == 2 and all(count > 0 for count in report['sent'].values())
     assert report['requeued'] == 0 and report['dropped'] == []
-    logs = list((served / 'logs' / 'serve').rglob('*.log'))
-    capacities = set()
-    for log in logs:  # the cap came from the engines' own KV capacity
+    logs = sorted((served / 'logs' / 'serve').rglob('*.log'))
+    capacities = {}
+    for log in logs:  # each replica's room came from its own engine's KV capacity
         found = [line for line in log.read_text().splitlines() if 'KV cache size:' in line]
-        capacities.add(
-            int(found[-1].split('KV cache size:')[1].split('tokens')[0].replace(',', ''))
-        )
-    assert len(logs) == 2 and report['cap_tokens'] == min(capacities)
+        size = found[-1].split('KV cache size:')[1].split('tokens')[0]
+        capacities[log.stem] = int(size.replace(',', ''))
+    assert len(logs) == 2 and report['caps'] == capacities
 
 
 def replica_processes(root: Path) -> list[str]:
@@ -147,13 +150,34 @@ def fault_cap(requests: list) -> int:
     return 2 * max(request.cost for request in requests)
 
 
-def planned_stage(config: Path) -> list:
+def engine_of(model_cfg: dict) -> str:
+    """The engine identity the runner gave the served run (its replica_env: VLLM_ENV)."""
+    from opencompass_lveval.serving.request import engine_identity
+
+    return engine_identity(model_cfg, None, dict(VLLM_ENV))
+
+
+def planned_stage(config: Path, folder: Path) -> list:
+    """The served run's requests, planned into ``folder`` as the runner plans them."""
     from mmengine.config import Config
 
-    from opencompass_lveval.serving.plan import plan_model
+    from opencompass_lveval.serving.plan import (
+        PairJob,
+        RenderedPair,
+        config_digest,
+        plan_stage,
+        planned_requests,
+    )
+    from opencompass_lveval.serving.request import served_model_name
 
     cfg = Config.fromfile(str(config), format_python_code=False)
-    return plan_model(cfg.models[0], cfg.datasets)
+    model_cfg, engine = cfg.models[0], engine_of(cfg.models[0])
+    jobs = [
+        PairJob(RenderedPair(model_cfg, d), str(folder), config_digest(d), engine)
+        for d in cfg.datasets
+    ]
+    plan_stage(jobs)
+    return planned_requests([str(folder)], served_model_name(engine))
 
 
 def dispatch_to(config: str, store: str, names_and_urls: list) -> None:
@@ -162,7 +186,7 @@ def dispatch_to(config: str, store: str, names_and_urls: list) -> None:
     from opencompass_lveval.serving.store import ReplyStore
 
     replicas = [Reached(name, url) for name, url in names_and_urls]
-    requests = planned_stage(Path(config))
+    requests = planned_stage(Path(config), Path(store + '-plan'))
     dispatch(requests, replicas, ReplyStore(store), fault_cap(requests), 120)
 
 
@@ -172,13 +196,14 @@ def pair(runs):
     planned stage and the undisturbed run's replies."""
     from mmengine.config import Config
 
-    from opencompass_lveval.serving.plan import model_identity, served_model_name
-    from opencompass_lveval.serving.replicas import LocalPlacement, replica_specs, serving
+    from opencompass_lveval.serving.placement.local import LocalPlacement
+    from opencompass_lveval.serving.replicas import replica_specs, serving
+    from opencompass_lveval.serving.request import served_model_name
     from opencompass_lveval.serving.store import ReplyStore
 
     config = runs[1].parents[1] / 'served.py'
     model_cfg = Config.fromfile(str(config), format_python_code=False).models[0]
-    identity = model_identity(model_cfg)
+    identity = engine_of(model_cfg)
     specs = replica_specs(
         model_cfg,
         served_model_name(identity),
@@ -190,7 +215,7 @@ def pair(runs):
     folder = runs[1].parents[1] / 'faults'
     with serving(LocalPlacement(log_dir=folder / 'logs'), specs, 900) as replicas:
         undisturbed = ReplyStore(runs[1] / 'serve' / 'replies' / identity)
-        yield config, planned_stage(config), replicas, undisturbed, folder
+        yield config, planned_stage(config, folder / 'plan'), replicas, undisturbed, folder
     assert not replica_processes(runs[1].parents[1])  # every replica ended, killed ones too
 
 
@@ -201,8 +226,14 @@ def counts(replica) -> tuple[int, int]:
     return text.count('Received request'), text.count('"POST /v1/completions HTTP/1.1" 200')
 
 
+def text(store, request) -> str:
+    reply, problem = store.read(request.expected())
+    assert reply is not None, problem
+    return reply['text']
+
+
 def same_replies(requests, store, undisturbed) -> bool:
-    return all(store.get(r.key)['text'] == undisturbed.get(r.key)['text'] for r in requests)
+    return all(text(store, r) == text(undisturbed, r) for r in requests)
 
 
 def test_a_killed_dispatcher_resumed_gives_the_undisturbed_replies(pair):
@@ -230,7 +261,7 @@ def test_a_killed_dispatcher_resumed_gives_the_undisturbed_replies(pair):
     first.wait()
     # In flight for the dispatcher: received by a replica and not stored (an answer may have
     # been on its way back).
-    stored = sum(ReplyStore(store).has(r.key) for r in requests)
+    stored = sum(ReplyStore(store).answered(r.expected()) for r in requests)
     in_flight = sum(counts(r)[0] - b[0] for r, b in zip(replicas, before)) - stored
     subprocess.run([sys.executable, '-c', call], env=env, check=True, timeout=900)
     asked = sum(counts(r)[0] - b[0] for r, b in zip(replicas, before))
@@ -277,12 +308,14 @@ def test_a_replica_that_stops_answering_gives_the_undisturbed_replies(pair):
     import time
 
     from opencompass_lveval.serving.dispatch import dispatch
-    from opencompass_lveval.serving.replicas import wait_healthy
+    from opencompass_lveval.serving.placement import healthy
     from opencompass_lveval.serving.store import ReplyStore
 
     config, requests, replicas, undisturbed, folder = pair
     replicas[0].launch()
-    wait_healthy([replicas[0]], 900)
+    deadline = time.monotonic() + 900
+    while not healthy(replicas[0].url, 2) and time.monotonic() < deadline:
+        time.sleep(0.5)
     store = ReplyStore(folder / 'stopped')
     before = [counts(r) for r in replicas]
     caught = []
@@ -291,7 +324,9 @@ def test_a_replica_that_stops_answering_gives_the_undisturbed_replies(pair):
         while counts(replicas[1])[1] - before[1][1] < 2:
             time.sleep(0.05)
         os.killpg(replicas[1].process.pid, signal.SIGSTOP)
-        by_r1 = sum((store.get(r.key) or {}).get('replica') == replicas[1].name for r in requests)
+        by_r1 = sum(
+            (store.read(r.expected())[0] or {}).get('replica') == replicas[1].name for r in requests
+        )
         caught.append(counts(replicas[1])[0] - before[1][0] - by_r1)
 
     stopper = threading.Thread(target=stop_r1)

@@ -1,7 +1,7 @@
 """Replicas inside a Slurm allocation: one job step per replica, spread over the job's nodes.
 
 Run from within the job (an ``sbatch`` script, or ``salloc``): each replica is
-``srun --overlap -w NODE -N1 -n1 python -m opencompass_lveval.serving.node_launch --gpus ...``,
+``srun --overlap -w NODE -N1 -n1 python -m opencompass_lveval.serving.placement.node_launch``,
 a step beside the others on the nodes the job holds. Submit the job with ``--no-kill``: without
 it Slurm ends the whole job when one of its nodes is lost, and every replica with it; with it
 only that node's replica ends, and its requests go to the others.
@@ -29,16 +29,17 @@ import threading
 from collections import deque
 from contextlib import suppress
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, Any, Optional
 
-from ..files.errors import ClusterSetupError
-from .journal import ReplicaJournal
-from .node_launch import READY_MARK, die_with_parent
-from .replicas import LOG_TAIL_CHARS, wait_healthy
+from ...files.errors import ClusterSetupError
+from ...runner.processes import die_with_parent
+from . import LOG_TAIL_CHARS, ReplicaSpec
+from .node_launch import READY_MARK
 
 _STOP_GRACE_S = 10.0
 _NODE_GRES = re.compile(r'^\s*Nodes=(\S+)\s.*?GRES=(\S*)', re.MULTILINE)
 _GPU_COUNT = re.compile(r'gpu(?::[^:(,\s]+)?:(\d+)')
+_NUM_CPUS = re.compile(r'\bNumCPUs=(\d+)')
 
 
 def _scontrol(*argv: str) -> str:
@@ -100,40 +101,67 @@ def _describe(gpus: dict[str, int], nodes: list[str]) -> str:
 
 
 class SlurmReplica:
-    """A replica served by one job step; ``srun`` runs on the driver's machine."""
+    """A replica served by one job step; ``srun`` runs on the driver's machine.
+
+    The step's output is read as bytes and written to the replica's log as it comes: a byte that
+    is not UTF-8 is shown as U+FFFD, and a log that cannot be written (a full disk) is left
+    aside while the output is still read, so that the server never blocks on a full pipe."""
 
     def __init__(self, name: str, job: str, node: str, srun: subprocess.Popen, log: IO) -> None:
         self.name, self.job, self.node, self.srun = name, job, node, srun
-        self.url, self.where, self.journal = '', {}, ReplicaJournal(None)
+        self.url, self.where = '', {}
         self.ready = threading.Event()
         self.tail: deque[str] = deque(maxlen=200)
+        self.log_problem: Optional[str] = None
         self.stopped = False
-        threading.Thread(target=self._read, args=(log,), daemon=True).start()
+        self.code: Any = None
+        self.reader = threading.Thread(target=self._read, args=(log,), daemon=True)
+        self.reader.start()
 
     def _read(self, log: IO) -> None:
         """The step's output: the ready line, then the server's output to its log."""
-        for line in self.srun.stdout:
-            if not self.ready.is_set() and line.startswith(READY_MARK):
-                self.where = json.loads(line[len(READY_MARK) :])
-                self.url = self.where['url'] + '/v1'
-                self.ready.set()
-                continue
-            self.tail.append(line)
+        try:
+            for raw in self.srun.stdout:
+                line = raw.decode('utf-8', 'replace')
+                if not self.ready.is_set() and line.startswith(READY_MARK):
+                    self._ready(line[len(READY_MARK) :])
+                    continue
+                self.tail.append(line)
+                self._write(log, line)
+        finally:
+            with suppress(OSError):
+                log.close()
+
+    def _ready(self, text: str) -> None:
+        try:
+            self.where = json.loads(text)
+            self.url = self.where['url'] + '/v1'
+        except (ValueError, KeyError, TypeError):
+            self.tail.append(f'(a ready line that is not what node_launch prints: {text[:200]})')
+            return
+        self.ready.set()
+
+    def _write(self, log: IO, line: str) -> None:
+        if self.log_problem is not None:
+            return
+        try:
             log.write(line)
             log.flush()
-        log.close()
+        except OSError as exc:  # the rest is still read (and kept in the tail)
+            self.log_problem = f'its log could not be written ({exc}); its last lines:'
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
-        return ''.join(self.tail)[-chars:]
+        text = ''.join(self.tail)[-chars:]
+        return f'{self.log_problem}\n{text}' if self.log_problem else text
 
     def alive(self) -> bool:
         return not self.stopped and self.srun.poll() is None
 
-    def stop(self) -> None:
+    def stop(self) -> Any:
         """SIGTERM to the server itself (an engine then frees its shared memory), then the step
-        cancelled, then ``srun`` killed, each after a grace period."""
+        cancelled, then ``srun`` killed, each after a grace period; its exit code."""
         if self.stopped:
-            return
+            return self.code
         self.stopped = True
         step = f'{self.job}.{self.where["step"]}' if self.where.get('step') else None
         if step:
@@ -147,7 +175,8 @@ class SlurmReplica:
                 break
             except subprocess.TimeoutExpired:
                 last_resort()
-        self.journal.note(self.name, 'stopped', code=self.srun.wait())
+        self.code = self.srun.wait()
+        return self.code
 
     @staticmethod
     def _scancel(*argv: str) -> None:
@@ -159,8 +188,7 @@ class SlurmReplica:
 
 class SlurmPlacement:
     """Starts replicas as job steps of the allocation it runs in; ``start_timeout_s`` bounds the
-    wait for every step to report its URL; each server's output goes to
-    ``{log_dir}/{name}.log``."""
+    wait for a step to report its URL; each server's output goes to ``{log_dir}/{name}.log``."""
 
     def __init__(
         self,
@@ -171,57 +199,77 @@ class SlurmPlacement:
         self.log_dir = Path(log_dir).resolve() if log_dir else None
         self.start_timeout_s = start_timeout_s
         self.python = python
+        self.job = ''
+        self.places: dict[str, tuple[str, list[int]]] = {}
 
-    def start(self, specs: list) -> list[SlurmReplica]:
-        job, nodes = allocation()
-        held = job_gpus(_scontrol('show', 'job', '-d', job), _expand)
-        places = assign(specs, nodes, held)
-        if self.log_dir:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-        journal = ReplicaJournal(self.log_dir)
-        replicas = [
-            self._launch(spec, job, node, positions)
-            for spec, (node, positions) in zip(specs, places)
-        ]
+    def prepare(self, specs: list[ReplicaSpec]) -> list[ReplicaSpec]:
+        """Each replica's node and GPUs in the job; a refusal where they do not fit."""
+        self.job, nodes = allocation()
+        detail = _scontrol('show', 'job', '-d', self.job)
+        cpus = job_cpus(detail)
+        on_cpu = sum(1 for spec in specs if not spec.gpus)
+        if cpus and on_cpu > cpus:
+            raise ClusterSetupError(
+                f'SlurmPlacement: {on_cpu} CPU replicas, and the job holds {cpus} CPUs: lower '
+                f'replicas to at most {cpus}, or submit the job with more CPUs'
+            )
+        places = assign(specs, nodes, job_gpus(detail, _expand))
+        self.places = {spec.name: place for spec, place in zip(specs, places)}
+        return specs
+
+    def launch(self, spec: ReplicaSpec) -> SlurmReplica:
+        """Its step started and its URL reported; a step that ends or stays silent is stopped
+        and named with its output."""
+        node, positions = self.places[spec.name]
+        replica = self._launch(spec, node, positions)
         try:
-            for replica in replicas:
-                _await_ready(replica, self.start_timeout_s)
+            _await_ready(replica, self.start_timeout_s)
         except BaseException:
-            for replica in replicas:
-                replica.stop()
+            replica.stop()
             raise
-        for replica in replicas:
-            replica.journal = journal
-            journal.note(replica.name, 'started', job=job, **replica.where)
-        return replicas
+        replica.where = {'job': self.job, **replica.where}
+        return replica
 
-    def wait_ready(self, replicas: list, timeout_s: float) -> None:
-        wait_healthy(replicas, timeout_s)
+    def close(self) -> None:
+        pass
 
-    def _launch(self, spec, job: str, node: str, positions: list[int]) -> SlurmReplica:
+    def _launch(self, spec: ReplicaSpec, node: str, positions: list[int]) -> SlurmReplica:
         command = [
-            'srun', '--overlap', f'--jobid={job}', '-w', node, '-N1', '-n1',
+            'srun', '--overlap', f'--jobid={self.job}', '-w', node, '-N1', '-n1',
             f'--job-name=replica-{spec.name}', '--unbuffered',
-            self.python, '-m', 'opencompass_lveval.serving.node_launch',
+            self.python, '-m', 'opencompass_lveval.serving.placement.node_launch',
             '--gpus', ','.join(map(str, positions)), '--', *spec.argv,
         ]  # fmt: skip
-        srun = subprocess.Popen(
-            command,
-            env={**os.environ, **spec.env},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,  # Ctrl-C reaches the driver, which stops the replicas
-            preexec_fn=lambda: die_with_parent(
-                signal.SIGTERM
-            ),  # SIGTERM: srun ends its step and exits
-        )
         if self.log_dir:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
             log = open(self.log_dir / f'{spec.name}.log', 'a', encoding='utf-8')  # noqa: SIM115
         else:
             log = open(os.devnull, 'w')  # noqa: SIM115 (the reader thread closes it)
-        return SlurmReplica(spec.name, job, node, srun, log)
+        try:
+            srun = subprocess.Popen(
+                command,
+                env={**os.environ, **spec.env},
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # Ctrl-C reaches the driver, which stops the replicas
+                preexec_fn=_end_with_the_driver,
+            )
+        except BaseException:
+            log.close()
+            raise
+        return SlurmReplica(spec.name, self.job, node, srun, log)
+
+
+def _end_with_the_driver() -> None:
+    """In ``srun``: SIGTERM when the driver dies, on which srun ends its step and exits."""
+    die_with_parent(signal.SIGTERM)
+
+
+def job_cpus(job_detail: str) -> int:
+    """CPUs the job holds (``NumCPUs=`` of ``scontrol show job``), 0 where it does not say."""
+    found = _NUM_CPUS.search(job_detail)
+    return int(found[1]) if found else 0
 
 
 def _await_ready(replica: SlurmReplica, timeout_s: float) -> None:
@@ -231,6 +279,7 @@ def _await_ready(replica: SlurmReplica, timeout_s: float) -> None:
         deadline -= 1.0
         ended = replica.srun.poll() is not None
         if ended or deadline <= 0:
+            replica.reader.join(timeout=2)  # the last of its output
             what = (
                 f'ended ({replica.srun.returncode})'
                 if ended

@@ -14,7 +14,12 @@ of the request (a digest of prompt and settings), so two runs answer alike byte 
 ``GET /health`` answers 200; ``GET /metrics`` gives vLLM's ``vllm:cache_config_info`` line where
 ``--kv-tokens`` is set, so the default cap of tokens in flight can be read as from vLLM.
 
-``python -m opencompass_lveval.serving.paced_server --port 8000 --tokens-per-s 2000 --log F``
+A stand-in may also misbehave on purpose (``--fault KIND``, on every ``--fault-every``-th reply):
+answer with the previous request's reply, name another model, count more completion tokens than
+asked, give two choices or none, or send a reply of ``--huge-bytes``; or exit after
+``--exit-after`` replies (a replica that dies mid-run). What the dispatcher must catch.
+
+``python -m opencompass_lveval.testing.paced_server --port 8000 --tokens-per-s 2000 --log F``
 """
 
 from __future__ import annotations
@@ -100,7 +105,46 @@ class Pacer:
             last = now
 
 
-def handler(pacer: Pacer, kv_tokens: Optional[int]) -> type:
+FAULTS = ('previous', 'other-model', 'long', 'two-choices', 'no-choices', 'huge')
+
+
+class Faults:
+    """Which replies misbehave, and how (see the module)."""
+
+    def __init__(self, kind: Optional[str], every: int, huge_bytes: int, exit_after: int) -> None:
+        self.kind, self.every, self.huge_bytes, self.exit_after = (
+            kind,
+            every,
+            huge_bytes,
+            exit_after,
+        )
+        self.count, self.previous = 0, None
+        self.lock = threading.Lock()
+
+    def apply(self, reply: dict) -> bytes:
+        with self.lock:
+            self.count += 1
+            faulty = self.kind is not None and self.count % self.every == 0
+            previous, self.previous = self.previous, reply
+        if faulty and self.kind == 'previous' and previous is not None:
+            reply = previous
+        elif faulty and self.kind == 'other-model':
+            reply = {**reply, 'model': 'another-model'}
+        elif faulty and self.kind == 'long':
+            reply = {**reply, 'usage': {**reply['usage'], 'completion_tokens': 100000}}
+        elif faulty and self.kind == 'two-choices':
+            reply = {**reply, 'choices': reply['choices'] * 2}
+        elif faulty and self.kind == 'no-choices':
+            reply = {**reply, 'choices': []}
+        elif faulty and self.kind == 'huge':
+            reply = {**reply, 'padding': 'x' * self.huge_bytes}
+        return json.dumps(reply).encode()
+
+    def exhausted(self) -> bool:
+        return bool(self.exit_after) and self.count >= self.exit_after
+
+
+def handler(pacer: Pacer, kv_tokens: Optional[int], faults: Faults) -> type:
     class Paced(BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
 
@@ -146,10 +190,12 @@ def handler(pacer: Pacer, kv_tokens: Optional[int]) -> type:
             }
             pacer.release(request)  # before the reply: a client that has it may send more
             try:
-                self._send(200, json.dumps(reply).encode())
+                self._send(200, faults.apply(reply))
                 pacer.record('answered', request, key=key)
             except OSError:  # the client gave up (its deadline): no answer went out
                 pacer.record('abandoned', request, key=key)
+            if faults.exhausted():
+                os._exit(3)
 
     return Paced
 
@@ -161,9 +207,14 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument('--tokens-per-s', type=float, required=True)
     parser.add_argument('--log', help='JSONL file each request received and answered goes to')
     parser.add_argument('--kv-tokens', type=int, help='KV capacity that /metrics reports')
+    parser.add_argument('--fault', choices=FAULTS, help='how its faulty replies misbehave')
+    parser.add_argument('--fault-every', type=int, default=1, help='every n-th reply is faulty')
+    parser.add_argument('--huge-bytes', type=int, default=32 * 2**20, help="a 'huge' reply's size")
+    parser.add_argument('--exit-after', type=int, default=0, help='exit after n replies (code 3)')
     args = parser.parse_args(argv)
     pacer = Pacer(args.tokens_per_s, args.log)
-    server = ThreadingHTTPServer((args.host, args.port), handler(pacer, args.kv_tokens))
+    faults = Faults(args.fault, args.fault_every, args.huge_bytes, args.exit_after)
+    server = ThreadingHTTPServer((args.host, args.port), handler(pacer, args.kv_tokens, faults))
     server.daemon_threads = True
     pacer.record('started', -1, pid=os.getpid(), port=args.port)
     server.serve_forever()

@@ -8,9 +8,10 @@ Stopping a replica ends that process group; the process also dies with the actor
 (``PR_SET_PDEATHSIG``), and Ray ends a driver's actors when the driver goes, so neither a lost
 driver nor a killed actor leaves a server running.
 
-The cluster is found as the Ray runner finds it: ``address``, else ``$RAY_ADDRESS``. Where each
-replica ran (host, Ray node id, GPUs, URL) and when it stopped is a line of
-``{log_dir}/replicas.jsonl``; each server's output is ``{log_dir}/{name}.log``.
+The cluster is found as the Ray runner finds it (``processes.connect_ray``): ``address``, else
+``$RAY_ADDRESS``. Replicas the cluster cannot hold (more GPUs or CPUs in all than its live nodes
+offer, or more GPUs for one than any node has) are refused before any actor starts. Each
+server's output is ``{log_dir}/{name}.log``.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import contextlib
 import os
 import socket
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any, Optional
 
-from ..files.errors import ClusterSetupError
-from .journal import ReplicaJournal
-from .node_launch import die_with_parent, end_group, free_port, resolve_argv
-from .replicas import LOG_TAIL_CHARS, log_tail, wait_healthy
+from ...files.errors import ClusterSetupError
+from ...runner.processes import connect_ray, die_with_parent, end_group, free_port
+from . import LOG_TAIL_CHARS, ReplicaSpec, log_tail
+from .node_launch import resolve_argv
 
 _ASK_S = 10.0  # how long a question to a replica's actor may take before it counts as lost
 _STOP_GRACE_S = 10.0
@@ -74,13 +76,12 @@ class ServerActor:
 class RayReplica:
     """A replica served by a ``ServerActor``."""
 
-    def __init__(self, name: str, actor: Any, where: dict, journal: ReplicaJournal) -> None:
-        self.name, self.actor, self.where, self.journal = name, actor, where, journal
+    def __init__(self, name: str, actor: Any, where: dict, log: Optional[Path]) -> None:
+        self.name, self.actor, self.where, self.log = name, actor, where, log
         self.url, self.node = where['url'] + '/v1', where['host']
-        self.log: Optional[Path] = None
         self.stopped = False
         self.lost = False  # its actor died or went silent: not asked again
-        self.on_stop = lambda: None
+        self.code: Any = None
 
     def log_tail(self, chars: int = LOG_TAIL_CHARS) -> str:
         if self.log is None:
@@ -89,30 +90,32 @@ class RayReplica:
 
     def alive(self) -> bool:
         """The server process runs, as its actor says within a few seconds; an actor that died
-        or did not answer is lost for good (a dispatcher asking again would wait again)."""
+        or did not answer is lost for good (asking again would wait again)."""
         import ray
 
         if self.stopped or self.lost:
             return False
         try:
-            return ray.get(self.actor.returncode.remote(), timeout=_ASK_S) is None
+            self.code = ray.get(self.actor.returncode.remote(), timeout=_ASK_S)
         except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
-            self.lost = True
+            self.lost, self.code = True, 'lost'
             return False
+        return self.code is None
 
-    def stop(self) -> None:
+    def stop(self) -> Any:
+        """The server ended through its actor (its code), or 'lost'; the actor killed."""
         import ray
 
         if self.stopped:
-            return
+            return self.code
         self.stopped = True
         code: Any = 'lost'  # its node is gone or silent: the server went with it, or the actor
         if not self.lost:
             with contextlib.suppress(ray.exceptions.RayError, ray.exceptions.GetTimeoutError):
                 code = ray.get(self.actor.stop.remote(), timeout=_STOP_GRACE_S + _ASK_S)
         ray.kill(self.actor)
-        self.journal.note(self.name, 'stopped', code=code)
-        self.on_stop()
+        self.code = code
+        return code
 
     def __repr__(self) -> str:
         return f'RayReplica({self.name!r}, {self.url}, on {self.node})'
@@ -120,7 +123,7 @@ class RayReplica:
 
 class RayPlacement:
     """Starts replicas as Ray actors, ``num_cpus`` CPUs and the spec's GPUs each, spread over
-    the nodes; ``start_timeout_s`` bounds the wait for Ray to place them all."""
+    the nodes; ``start_timeout_s`` bounds the wait for Ray to place and start one."""
 
     def __init__(
         self,
@@ -133,87 +136,91 @@ class RayPlacement:
         self.log_dir = Path(log_dir).resolve() if log_dir else None
         self.num_cpus = num_cpus
         self.start_timeout_s = start_timeout_s
-        self.connected = False  # by this placement: it disconnects when its replicas are gone
-        self.running: set[str] = set()
+        self.connected = False  # by this placement: it disconnects when closed
+        self.lock = threading.Lock()
 
-    def _connect(self) -> Any:
+    def _ray(self) -> Any:
         import ray
 
-        if not ray.is_initialized():
-            from ..runner.ray_runner import connect_ray
-
-            connect_ray(self.address, 'RayPlacement', 'the placement address')
-            self.connected = True
+        with self.lock:
+            if not ray.is_initialized():
+                connect_ray(self.address, 'RayPlacement', 'the placement address')
+                self.connected = True
         return ray
 
-    def _stopped(self, name: str) -> None:
-        """Once its last replica stopped, a placement that connected to Ray disconnects, so
-        that a runner after it (``RayRunner`` for the prediction files) connects afresh."""
-        import ray
-
-        self.running.discard(name)
-        if not self.running and self.connected:
-            ray.shutdown()
-            self.connected = False
-
-    def start(self, specs: list) -> list[RayReplica]:
-        ray = self._connect()
+    def prepare(self, specs: list[ReplicaSpec]) -> list[ReplicaSpec]:
+        ray = self._ray()
         try:
-            return self._start(ray, specs)
+            refuse_what_the_cluster_cannot_hold(ray.nodes(), specs, self.num_cpus)
         except BaseException:
-            self._stopped('')  # nothing runs: disconnect
+            self.close()
             raise
-
-    def _start(self, ray: Any, specs: list) -> list[RayReplica]:
-        _refuse_what_no_node_has(ray, specs)
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        journal = ReplicaJournal(self.log_dir)
-        remote = ray.remote(ServerActor)
-        actors, asked = [], []
-        for spec in specs:
-            actor = remote.options(
+        return specs
+
+    def launch(self, spec: ReplicaSpec) -> RayReplica:
+        ray = self._ray()
+        actor = (
+            ray.remote(ServerActor)
+            .options(
                 num_gpus=spec.gpus,
                 num_cpus=self.num_cpus,
                 max_restarts=0,
                 scheduling_strategy='SPREAD',
-            ).remote(spec.gpus)
-            log = str(self.log_dir / f'{spec.name}.log') if self.log_dir else None
-            actors.append(actor)
-            asked.append(actor.start.remote(list(spec.argv), dict(spec.env), log))
+            )
+            .remote(spec.gpus)
+        )
+        log = self.log_dir / f'{spec.name}.log' if self.log_dir else None
         try:
-            places = ray.get(asked, timeout=self.start_timeout_s)
+            where = ray.get(
+                actor.start.remote(list(spec.argv), dict(spec.env), str(log) if log else None),
+                timeout=self.start_timeout_s,
+            )
         except (ray.exceptions.RayError, ray.exceptions.GetTimeoutError) as exc:
-            for actor in actors:
-                ray.kill(actor)
+            ray.kill(actor)
             raise ClusterSetupError(
-                f'RayPlacement: {len(specs)} replicas were not all started within '
+                f'RayPlacement: replica {spec.name} was not started within '
                 f'{self.start_timeout_s:.0f} s ({type(exc).__name__}): the cluster lacks the '
-                'GPUs or CPUs they ask for, or a node failed; raise start_timeout_s if Ray needs '
-                'longer to place them'
+                'GPUs or CPUs it asks for now, or a node failed; raise start_timeout_s if Ray '
+                'needs longer to place it'
             ) from exc
-        replicas = []
-        for spec, actor, where in zip(specs, actors, places):
-            journal.note(spec.name, 'started', **where)
-            replica = RayReplica(spec.name, actor, where, journal)
-            replica.on_stop = lambda name=spec.name: self._stopped(name)
-            self.running.add(spec.name)
-            replica.log = self.log_dir / f'{spec.name}.log' if self.log_dir else None
-            replicas.append(replica)
-        return replicas
+        return RayReplica(spec.name, actor, where, log)
 
-    def wait_ready(self, replicas: list, timeout_s: float) -> None:
-        wait_healthy(replicas, timeout_s)
+    def close(self) -> None:
+        """Disconnect from Ray where this placement connected, so that a runner after it
+        (``RayRunner`` for the prediction files) connects afresh."""
+        import ray
+
+        with self.lock:
+            if self.connected:
+                ray.shutdown()
+                self.connected = False
 
 
-def _refuse_what_no_node_has(ray: Any, specs: list) -> None:
-    """A replica asking for more GPUs than any node offers would wait for ever: refused here."""
-    offered = max(
-        (node['Resources'].get('GPU', 0) for node in ray.nodes() if node['Alive']), default=0
-    )
+def refuse_what_the_cluster_cannot_hold(nodes: list[dict], specs: list, num_cpus: float) -> None:
+    """Replicas that would wait for ever for resources no live node offers: refused here."""
+    alive = [node['Resources'] for node in nodes if node.get('Alive')]
+    most = max((node.get('GPU', 0) for node in alive), default=0)
     for spec in specs:
-        if spec.gpus > offered:
+        if spec.gpus > most:
             raise ClusterSetupError(
                 f'RayPlacement: replica {spec.name} asks for {spec.gpus} GPUs (its tensor-'
-                f'parallel size), but the nodes of the Ray cluster offer at most {offered:g}'
+                f'parallel size), but the nodes of the Ray cluster offer at most {most:g}'
             )
+    wide = max((spec.gpus for spec in specs), default=0)
+    if wide:
+        room = sum(int(node.get('GPU', 0) // wide) for node in alive)
+        asking = sum(1 for spec in specs if spec.gpus)
+        if asking > room:
+            raise ClusterSetupError(
+                f'RayPlacement: {asking} replicas of {wide} GPUs each, and the live nodes of the '
+                f'Ray cluster hold {room} such replicas: lower replicas to at most {room}'
+            )
+    cpus = sum(node.get('CPU', 0) for node in alive)
+    if len(specs) * num_cpus > cpus:
+        raise ClusterSetupError(
+            f'RayPlacement: {len(specs)} replicas of {num_cpus:g} CPUs each, and the live nodes '
+            f'of the Ray cluster offer {cpus:g} CPUs: lower replicas to at most '
+            f'{int(cpus // num_cpus)} (or num_cpus in placement_settings)'
+        )

@@ -49,28 +49,36 @@ def folders(tmp_path_factory):
     return root
 
 
+def sliced_argv(cases: list[list[str]]) -> list:
+    """The first two commands in the fast loop; each command's process costs a second, so the
+    rest are slow (``data check`` reads what ``data synth`` wrote: they run in order)."""
+    return cases[:2] + [pytest.param(argv, marks=pytest.mark.slow) for argv in cases[2:]]
+
+
 @pytest.mark.parametrize(
     'argv',
-    [
-        ['--help'],
-        ['score', '{root}/predictions'],
-        ['score-adaleval', '--task', 'tsort', '{root}/responses.jsonl'],
-        ['report', '{root}/work', '--out', '{root}/report'],
-        ['data', 'synth', '{root}/synth', '--count', '1'],
-        ['data', 'check', '{root}/synth'],
+    sliced_argv(
         [
-            'build',
-            'tsort',
-            '--books',
-            '{corpora}/en/dracula.txt',
-            '--setting',
-            '2k',
-            '--count',
-            '2',
-            '--out',
-            '{root}/ada',
-        ],
-    ],
+            ['--help'],
+            ['score', '{root}/predictions'],
+            ['score-adaleval', '--task', 'tsort', '{root}/responses.jsonl'],
+            ['report', '{root}/work', '--out', '{root}/report'],
+            ['data', 'synth', '{root}/synth', '--count', '1'],
+            ['data', 'check', '{root}/synth'],
+            [
+                'build',
+                'tsort',
+                '--books',
+                '{corpora}/en/dracula.txt',
+                '--setting',
+                '2k',
+                '--count',
+                '2',
+                '--out',
+                '{root}/ada',
+            ],
+        ]
+    ),
 )
 def test_commands_without_a_model_load_no_torch_and_no_opencompass(argv, folders, request):
     corpora = request.getfixturevalue('corpora') if '{corpora}' in ' '.join(argv) else None
@@ -145,6 +153,7 @@ def test_help_imports_no_heavy_library(args):
     assert done.stdout.strip().splitlines()[-1] == '[]', done.stdout[-300:]
 
 
+@pytest.mark.slow  # seconds: every subset synthesised
 def test_data_synth_says_one_record_and_draws_no_bar_per_subset(tmp_path, capsys):
     """55 small files: no `0%| 0/1` bar for each (a bar shows on a terminal only after a second),
     and one record is `1 record`, in the synth line and in `data check`."""

@@ -210,6 +210,7 @@ def test_a_full_size_1000k_record_loads(tmp_path, corpora):
     assert 'Ludwig Beethoven' in context
 
 
+@pytest.mark.slow  # seconds: synthetic data written and checked
 def test_data_check_tells_synthetic_data_from_a_truncated_download(tmp_path, capsys):
     from opencompass_lveval.cli import main
     from opencompass_lveval.framework.benchmarks import SYNTHETIC_MARK

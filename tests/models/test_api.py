@@ -251,6 +251,7 @@ def test_5xx_is_retried_then_gives_up_in_one_line(tmp_path, server):
     assert 'after 3 attempts: HTTP 503' in str(error.value) and '\n' not in str(error.value)
 
 
+@pytest.mark.slow  # seconds: it waits between its retries
 def test_a_reply_cut_off_midway_is_retried_then_gives_up_in_one_line(tmp_path, server):
     server.script = [(CUT_OFF, {}, None), (CUT_OFF, {}, None), (CUT_OFF, {}, None)]
     model = gpt(server, tmp_path, retry=2)
@@ -436,7 +437,9 @@ def test_prompt_ids_are_sent_as_a_token_list(tmp_path, server, tokenizer_folders
     assert model.usage[-1]['prompt_tokens_match'] is False  # the scripted server says 11
 
 
-@pytest.mark.parametrize('case', ['chat template', 'conversation format'])
+@pytest.mark.parametrize(
+    'case', ['chat template', pytest.param('conversation format', marks=pytest.mark.slow)]
+)
 def test_a_served_prompt_is_cut_on_the_ids_the_server_count_made(
     tmp_path, server, tokenizer_folders, hf_tokenizers, case
 ):
@@ -545,6 +548,7 @@ def test_cost_is_per_million_tokens():
     assert cost_usd(None, 5, 5) is None
 
 
+@pytest.mark.slow  # seconds: it waits as the date says
 def test_retry_after_as_an_http_date_is_honoured(tmp_path, server):
     import email.utils
 

@@ -281,6 +281,7 @@ def test_a_line_at_zero_is_drawn_above_the_axis():
     assert y_limits([[0.0, None]]) == (-0.042, 1.05)
 
 
+@pytest.mark.slow  # seconds: a whole report drawn
 def test_names_from_run_folders_cannot_forge_tables_or_files(tmp_path):
     """A model named like a report file, or with Markdown, HTML or a formula in its name, stays
     one cell of one row and names no other file."""

@@ -78,6 +78,7 @@ def placement(tmp_path: Path) -> LocalPlacement:
     return LocalPlacement(log_dir=tmp_path / 'logs', num_cpus=0.25)
 
 
+@pytest.mark.slow  # seconds: paced replicas answer in real time
 def test_longest_first_and_the_cap_held_as_the_servers_saw_it(tmp_path):
     costs = [60 + (i * 37) % 400 for i in range(40)]
     requests, cap = planned(costs), 900
@@ -101,6 +102,7 @@ def test_longest_first_and_the_cap_held_as_the_servers_saw_it(tmp_path):
     assert sorted(e['prompt_tokens'] + e['max_tokens'] for e in order[: len(wave)]) == sorted(wave)
 
 
+@pytest.mark.slow  # seconds: paced replicas answer in real time
 def test_one_request_at_a_time_each_replica_takes_them_longest_first(tmp_path):
     costs = [300 + (i * 53) % 290 for i in range(16)]  # all above half the cap
     with serving(placement(tmp_path), paced_specs(tmp_path, [5000, 5000]), 60) as replicas:
@@ -117,6 +119,7 @@ def test_one_request_at_a_time_each_replica_takes_them_longest_first(tmp_path):
     assert all(abs(at - rank) <= 1 for rank, at in enumerate(ranks))
 
 
+@pytest.mark.slow  # seconds: paced replicas answer in real time
 def test_a_restarted_dispatch_asks_only_what_is_not_stored(tmp_path):
     requests = planned([100 + i for i in range(20)])
     store = ReplyStore(tmp_path / 'store')

@@ -174,6 +174,30 @@ class ConfigPlan:
 
 
 @RUNNERS.register_module()
+def refuse_second_calls(tasks: list) -> None:
+    """Stop (``SystemExit``) before any planning where a served dataset answers in two calls
+    (LongBench v2's chain of thought): every request is planned before a replica starts, and a
+    second call's prompt holds the first call's reply."""
+    from ..framework.answer_call import answer_call_of
+
+    two_calls = sorted(
+        {
+            dataset_cfg['abbr']
+            for task in tasks
+            for dataset_cfgs in task['datasets']
+            for dataset_cfg in dataset_cfgs
+            if answer_call_of(dataset_cfg) is not None
+        }
+    )
+    if two_calls:
+        raise SystemExit(
+            f'ModelConfigError: ServeOnceRunner cannot serve {", ".join(two_calls)}: each answer '
+            "takes a second call whose prompt holds the first call's reply, and serving plans "
+            'every request before its replicas start. Run these datasets with the inner runner '
+            '(the model in process, or its server as an API model), and serve the rest.'
+        )
+
+
 class ServeOnceRunner(BaseRunner):
     """See the module. Settings (docs/serving.md): ``replicas``, ``placement`` ('local', 'ray',
     'slurm') and ``placement_settings``, ``quorum``, ``max_restarts``, ``restart_backoff_s``,
@@ -194,6 +218,7 @@ class ServeOnceRunner(BaseRunner):
         hold_for(tasks)  # before any replica starts: a second driver would serve it all again
         served = [t for t in tasks if t['models'] and all(is_served(m) for m in t['models'])]
         others = [t for t in tasks if t not in served]
+        refuse_second_calls(served)
         if served:
             served = self.serve(served)
         return list(self.inner.launch(served + others))

@@ -377,3 +377,26 @@ def test_a_run_folder_another_driver_holds_is_refused_before_any_planning(tmp_pa
         driver.kill()
         driver.wait()
     assert sorted(p.name for p in work.iterdir()) == ['logs']  # no plan, no store
+
+
+def test_a_dataset_answered_in_two_calls_is_refused_before_any_planning(tmp_path):
+    """LongBench v2's chain of thought asks a second call holding the first reply, which no plan
+    made before the replicas start can hold: the stage stops naming those datasets, having
+    planned nothing, and the one-call datasets beside them are not the cause."""
+    from opencompass_lveval.framework.answer_call import answer_call_of
+    from opencompass_lveval.framework.benchmarks import named
+
+    datasets = named('longbench_v2').demo_datasets(str(tmp_path / 'data'))
+    two_calls = sorted(d['abbr'] for d in datasets if answer_call_of(d) is not None)
+    assert two_calls == ['LongBenchV2_cot_long', 'LongBenchV2_cot_medium', 'LongBenchV2_cot_short']
+    work = tmp_path / 'run'
+    task = dict(
+        models=[dict(type=LongContextVLLM, path='x')], datasets=[datasets], work_dir=str(work)
+    )
+    with pytest.raises(SystemExit) as stopped:
+        paced_runner(tmp_path).launch([task])
+    assert str(stopped.value).startswith(
+        f'ModelConfigError: ServeOnceRunner cannot serve {", ".join(two_calls)}: each answer '
+        "takes a second call whose prompt holds the first call's reply"
+    )
+    assert not (work / 'serve').exists()

@@ -24,6 +24,10 @@ with read_base():
 # the serving stage does not do yet (its ServedVLLM would name the reply it lacks): those
 # datasets (LongBench v2's chain of thought) run in process or with the other runners meanwhile.
 datasets = [d for d in datasets if 'answer_call' not in d['infer_cfg']['inferencer']]
+# MRCR v2's demo rows (its 8k bin) are past this demo's 4k window even with every earlier turn
+# dropped (the last request alone is longer): each would stop the plan with a TruncationError.
+# OpenAI MRCR's 8k rows fit once early turns are dropped.
+datasets = [d for d in datasets if not d['abbr'].startswith('MRCR_v2_')]
 
 models = [
     dict(

@@ -71,18 +71,20 @@ def sentences(text: str) -> list[str]:
 def bm25_best(
     candidates: list[str], query: list[str], chinese: bool, k1: float = 1.5, b: float = 0.75
 ) -> int:
-    """Index of the candidate with the highest BM25 score for ``query`` (first on ties)."""
+    """Index of the candidate with the highest BM25 score for ``query`` (first on ties). Terms
+    are summed in the query's order, not a set's: a set's order follows the process's string
+    hashes, and near-equal scores (RULER's needles) would then pick differently from one process
+    to the next."""
+    unique = list(dict.fromkeys(query))
     docs = [Counter(terms(c, chinese)) for c in candidates]
     lengths = [sum(d.values()) for d in docs]
     average = sum(lengths) / len(docs) or 1.0
     frequency = Counter(term for d in docs for term in d)
-    idf = {
-        t: math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in set(query)
-    }
+    idf = {t: math.log(1 + (len(docs) - frequency[t] + 0.5) / (frequency[t] + 0.5)) for t in unique}
     scores = [
         sum(
             idf[t] * d[t] * (k1 + 1) / (d[t] + k1 * (1 - b + b * n / average))
-            for t in set(query)
+            for t in unique
             if d[t]
         )
         for d, n in zip(docs, lengths)

@@ -39,7 +39,7 @@ def test_each_models_data_is_built_once_before_any_task_and_read_as_the_run_pair
     from opencompass_lveval.cli import main
     from opencompass_lveval.ruler.tokens import tokenizer_fingerprint
     from opencompass_lveval.runner.prelaunch import CheckedPartitioner
-    from opencompass_lveval.serving.plan import plan_model
+    from opencompass_lveval.serving.plan import RenderedPair
     from opencompass_lveval.testing import save_tiny_llama
 
     # Llama-2's tokenizer: with the small trained one not even vt's one-shot example fits in its
@@ -87,10 +87,13 @@ def test_each_models_data_is_built_once_before_any_task_and_read_as_the_run_pair
     for task, size, _, longest in counted:  # the budget, and the chat template's few tokens
         assert int(longest) <= int(size) * 1024 - ruler.answer_tokens(task) + 16
 
-    planned = plan_model(models[0], combinations[0]['datasets'])
+    planned = []  # (prompt ids, answer tokens) of each request serving would plan
+    for dataset_cfg in combinations[0]['datasets']:
+        meta, records = RenderedPair(models[0], dataset_cfg).open()
+        planned += [(built.ids, meta['sampling']['max_tokens']) for _, built in records]
     assert len(planned) == 6 * 3
-    assert sorted({r.max_tokens for r in planned}) == [30, 50, 128]
-    assert all(len(r.prompt_ids) + r.max_tokens <= 4096 for r in planned)
+    assert sorted({answer for _, answer in planned}) == [30, 50, 128]
+    assert all(len(ids) + answer <= 4096 for ids, answer in planned)
 
 
 def test_ruler_passes_the_conformance_kit(tmp_path):

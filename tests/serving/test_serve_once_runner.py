@@ -112,8 +112,8 @@ def test_predictions_are_the_replies_to_the_planned_requests_each_asked_once(tmp
     files = (run / 'predictions').rglob('*.json')
     before = {p: p.read_bytes() for p in files if not p.name.endswith('.inference.json')}
     # and Ada-LEval's four, RULER's 13 (each task at 4k), LongBench v2's nine one-call datasets,
-    # MRCR's six
-    assert len(before) == len(cfg.datasets) == len(KEPT) + 4 + 13 + 9 + 6
+    # OpenAI MRCR's three (MRCR v2's 8k rows do not fit the demo's 4k window)
+    assert len(before) == len(cfg.datasets) == len(KEPT) + 4 + 13 + 9 + 3
     for path in before:
         path.unlink()
     again = run_opencompass(config, tmp_path, env, '-m', 'infer', '-r')

@@ -7,16 +7,20 @@ Then, one engine at a time (configs on the same weights and engine settings, suc
 ``inputs='official'`` beside ``'exact'``, share one: ``serving/request.py``), ``replicas``
 servers start in parallel (``placement``: 'local' processes, 'ray', 'slurm'; kept running by
 ``serving/supervisor.py``), the requests not yet in the engine's reply store are dispatched to
-them longest first (``serving/dispatch.py``) once ``quorum`` are ready, and the replicas stop.
+them longest first (``serving/dispatch.py``) once ``quorum`` are ready; then, where a dataset's
+answer takes two calls (``framework/answer_call.py``), each record's second request is planned
+from its stored first reply (``plan.AnswerPair``) and dispatched to the same replicas; and the
+replicas stop.
 The prediction files are then written by the ordinary inference tasks, run by the inner
 ``runner``, with each such model's type set to ``ServedVLLM``, which answers from the store: the
 files are those of an in-process run, and evaluation, summary and reports are unchanged. Other
 tasks go to the inner runner as they are.
 
 A restarted run (``-r``) asks only what is not in the store (``{work_dir}/serve/replies``): what
-was in flight when it stopped; how many replies it reuses is said. Plans:
+was in flight when it stopped, in either round; how many replies it reuses is said. Plans:
 ``{work_dir}/serve/plans/``; replica logs and their journal: ``{work_dir}/logs/serve/{model}/``;
-what each dispatch did: ``{work_dir}/serve/{model}.dispatch.json``.
+what each dispatch did: ``{work_dir}/serve/{model}.dispatch.json`` (the second calls':
+``{model}.answers.dispatch.json``).
 """
 
 from __future__ import annotations

@@ -91,36 +91,49 @@ def test_predictions_are_the_replies_to_the_planned_requests_each_asked_once(tmp
     cfg = Config.fromfile(str(config), format_python_code=False)
     model_cfg, runner = cfg.models[0], cfg.infer.runner
     served = served_model_name(engine_identity(model_cfg, runner.server_argv))
-    planned = 0
+    planned, second_calls = 0, 0
     for dataset_cfg in cfg.datasets:
         path = run / 'predictions' / model_cfg['abbr'] / f'{dataset_cfg["abbr"]}.json'
         predictions = json.loads(path.read_text())
         meta, records = RenderedPair(model_cfg, dataset_cfg).open()
         bodies = [{'model': served, 'prompt': b.ids, **meta['sampling']} for _, b in records]
         assert len(predictions) == len(bodies) > 0
-        for index, body in enumerate(bodies):
+        answers = [None] * len(bodies)
+        if 'answer_call' in dataset_cfg['infer_cfg']['inferencer']:  # two calls
+            answers = answer_bodies(model_cfg, dataset_cfg, bodies)
+            second_calls += len(answers) - answers.count(None)
+        for index, (body, answer) in enumerate(zip(bodies, answers)):
             entry = predictions[str(index)]
-            assert entry['prediction'] == paced_answer(body)
+            last = answer or body
+            assert entry['prediction'] == paced_answer(last)
             assert entry['usage']['transport'] == 'served'
-            assert entry['usage']['prompt_tokens'] == len(body['prompt'])
+            if answer is not None:
+                assert entry['first_reply'] == paced_answer(body)
+                assert entry['usage']['prompt_tokens'] == len(body['prompt'] + answer['prompt'])
+            else:
+                assert entry['usage']['prompt_tokens'] == len(body['prompt'])
         planned += len(bodies)
+    assert second_calls == 3 * 4  # LongBench v2's three chains of thought, 4 records each
     keys = [line['key'] for line in received(tmp_path)]
-    assert len(keys) == len(set(keys)) == planned  # every request asked once
+    assert len(keys) == len(set(keys)) == planned + second_calls  # every request asked once
     report = json.loads((run / 'serve' / f'{model_cfg["abbr"]}.dispatch.json').read_text())
     assert report['answered'] == planned and sum(report['sent'].values()) == planned
+    name = f'{model_cfg["abbr"]}.answers.dispatch.json'
+    assert json.loads((run / 'serve' / name).read_text())['answered'] == second_calls
     # A resumed run whose prediction files are gone writes them again, byte for byte, from the
     # replies: nothing is asked again.
     files = (run / 'predictions').rglob('*.json')
     before = {p: p.read_bytes() for p in files if not p.name.endswith('.inference.json')}
-    # and Ada-LEval's four, RULER's 13 (each task at 4k), LongBench v2's nine one-call datasets,
-    # MRCR's six
-    assert len(before) == len(cfg.datasets) == len(KEPT) + 4 + 13 + 9 + 6
+    # and Ada-LEval's four, RULER's 13 (each task at 4k), LongBench v2's nine one-call datasets
+    # and three chains of thought, MRCR's six
+    assert len(before) == len(cfg.datasets) == len(KEPT) + 4 + 13 + 12 + 6
     for path in before:
         path.unlink()
     again = run_opencompass(config, tmp_path, env, '-m', 'infer', '-r')
     assert {p: p.read_bytes() for p in before} == before
-    assert len(received(tmp_path)) == planned
-    assert f'{planned} answered by an earlier run of this folder, reused' in again.stdout
+    assert len(received(tmp_path)) == planned + second_calls
+    assert f'{planned} requests planned; {planned} answered by an earlier run' in again.stdout
+    assert f'{second_calls} answer calls planned; {second_calls} answered by an' in again.stdout
     # The secret given by name is in no file of the run, its config dump included.
     assert not [p for p in run.rglob('*') if p.is_file() and SECRET.encode() in p.read_bytes()]
 

@@ -163,6 +163,7 @@ def test_replicas_start_at_once(tmp_path):
         assert time.monotonic() - started < 3.5
 
 
+@pytest.mark.slow  # two replicas over two rounds: a second
 def test_a_second_round_is_served_by_the_replicas_of_the_first(tmp_path):
     """Two-call answers' second calls are dispatched after the first replies are stored, to the
     replicas already running: nothing is launched again, and the second round's dispatcher is

@@ -5,8 +5,10 @@
 # save_tiny_llama(Path('models/tiny-llama'), 8192, hidden_size=256, intermediate_size=512,
 # heads=4, tie_word_embeddings=True)"`). ServeOnceRunner plans every request first, starts
 # `replicas` servers, feeds them longest first with at most cap_tokens in flight each (default:
-# the engine's KV capacity), and writes the prediction files as LongContextVLLM would; -r asks
-# only what was not answered (the replies are kept in the run folder, serve/replies).
+# the engine's KV capacity), then the second calls of two-call answers (LongBench v2's chain of
+# thought) planned from the stored first replies, and writes the prediction files as
+# LongContextVLLM would; -r asks only what was not answered (the replies are kept in the run
+# folder, serve/replies).
 from mmengine.config import read_base
 from opencompass.partitioners import NaivePartitioner
 from opencompass.tasks import OpenICLEvalTask
@@ -20,10 +22,6 @@ from opencompass_lveval.runner.serve_once import ServeOnceRunner
 with read_base():
     from .eval_demo import datasets, summarizer
 
-# A two-call answer's second request can only be planned once its first reply is stored, which
-# the serving stage does not do yet (its ServedVLLM would name the reply it lacks): those
-# datasets (LongBench v2's chain of thought) run in process or with the other runners meanwhile.
-datasets = [d for d in datasets if 'answer_call' not in d['infer_cfg']['inferencer']]
 # MRCR v2's demo rows (its 8k bin) are past this demo's 4k window even with every earlier turn
 # dropped (the last request alone is longer): each would stop the plan with a TruncationError.
 # OpenAI MRCR's 8k rows fit once early turns are dropped.

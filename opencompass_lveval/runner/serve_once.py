@@ -7,27 +7,33 @@ Then, one engine at a time (configs on the same weights and engine settings, suc
 ``inputs='official'`` beside ``'exact'``, share one: ``serving/request.py``), ``replicas``
 servers start in parallel (``placement``: 'local' processes, 'ray', 'slurm'; kept running by
 ``serving/supervisor.py``), the requests not yet in the engine's reply store are dispatched to
-them longest first (``serving/dispatch.py``) once ``quorum`` are ready, and the replicas stop.
+them longest first (``serving/dispatch.py``) once ``quorum`` are ready; then, where a dataset's
+answer takes two calls (``framework/answer_call.py``), each record's second request is planned
+from its stored first reply (``plan.AnswerPair``) and dispatched to the same replicas; and the
+replicas stop.
 The prediction files are then written by the ordinary inference tasks, run by the inner
 ``runner``, with each such model's type set to ``ServedVLLM``, which answers from the store: the
 files are those of an in-process run, and evaluation, summary and reports are unchanged. Other
 tasks go to the inner runner as they are.
 
 A restarted run (``-r``) asks only what is not in the store (``{work_dir}/serve/replies``): what
-was in flight when it stopped; how many replies it reuses is said. Plans:
+was in flight when it stopped, in either round; how many replies it reuses is said. Plans:
 ``{work_dir}/serve/plans/``; replica logs and their journal: ``{work_dir}/logs/serve/{model}/``;
-what each dispatch did: ``{work_dir}/serve/{model}.dispatch.json``.
+what each dispatch did: ``{work_dir}/serve/{model}.dispatch.json`` (the second calls':
+``{model}.answers.dispatch.json``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
 import os
 import os.path as osp
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from opencompass.registry import RUNNERS
 from opencompass.runners.base import BaseRunner
@@ -174,30 +180,6 @@ class ConfigPlan:
 
 
 @RUNNERS.register_module()
-def refuse_second_calls(tasks: list) -> None:
-    """Stop (``SystemExit``) before any planning where a served dataset answers in two calls
-    (LongBench v2's chain of thought): every request is planned before a replica starts, and a
-    second call's prompt holds the first call's reply."""
-    from ..framework.answer_call import answer_call_of
-
-    two_calls = sorted(
-        {
-            dataset_cfg['abbr']
-            for task in tasks
-            for dataset_cfgs in task['datasets']
-            for dataset_cfg in dataset_cfgs
-            if answer_call_of(dataset_cfg) is not None
-        }
-    )
-    if two_calls:
-        raise SystemExit(
-            f'ModelConfigError: ServeOnceRunner cannot serve {", ".join(two_calls)}: each answer '
-            "takes a second call whose prompt holds the first call's reply, and serving plans "
-            'every request before its replicas start. Run these datasets with the inner runner '
-            '(the model in process, or its server as an API model), and serve the rest.'
-        )
-
-
 class ServeOnceRunner(BaseRunner):
     """See the module. Settings (docs/serving.md): ``replicas``, ``placement`` ('local', 'ray',
     'slurm') and ``placement_settings``, ``quorum``, ``max_restarts``, ``restart_backoff_s``,
@@ -218,7 +200,6 @@ class ServeOnceRunner(BaseRunner):
         hold_for(tasks)  # before any replica starts: a second driver would serve it all again
         served = [t for t in tasks if t['models'] and all(is_served(m) for m in t['models'])]
         others = [t for t in tasks if t not in served]
-        refuse_second_calls(served)
         if served:
             served = self.serve(served)
         return list(self.inner.launch(served + others))
@@ -238,7 +219,7 @@ class ServeOnceRunner(BaseRunner):
     def plan(self, tasks: list, work_dir: str) -> dict[str, ConfigPlan]:
         """Every request of every model config of ``tasks``, on disk (``serving/plan.py``);
         the configs by their digest."""
-        from ..serving.plan import PairJob, RenderedPair, config_digest, plan_stage, quadratic_cost
+        from ..serving.plan import PairJob, RenderedPair, config_digest, plan_stage
         from ..serving.request import engine_identity
 
         settings, logger = self.settings, get_logger()
@@ -260,13 +241,11 @@ class ServeOnceRunner(BaseRunner):
                     configs[name].datasets.setdefault(config_digest(dataset_cfg), dataset_cfg)
         jobs = []
         for config in configs.values():
-            square = None
-            if settings['cost_model'] == 'quadratic':
-                square = quadratic_cost(config.model_cfg['path'])
+            square = self.square(config)
             for dataset_name, dataset_cfg in config.datasets.items():
                 source = RenderedPair(config.model_cfg, dataset_cfg)
                 jobs.append(PairJob(source, config.folder, dataset_name, config.engine, square))
-        workers = settings['plan_workers'] or min(8, os.cpu_count() or 1)
+        workers = self.workers()
         if settings['placement'] == 'ray':
             planned = self.plan_on_the_cluster(jobs)
         else:
@@ -296,9 +275,75 @@ class ServeOnceRunner(BaseRunner):
             if connected:  # the placement connects afresh for the replicas
                 ray.shutdown()
 
+    def square(self, config: ConfigPlan) -> Optional[float]:
+        """The square term of a config's request costs (``cost_model``)."""
+        from ..serving.plan import quadratic_cost
+
+        if self.settings['cost_model'] == 'quadratic':
+            return quadratic_cost(config.model_cfg['path'])
+        return None
+
+    def workers(self) -> int:
+        return self.settings['plan_workers'] or min(8, os.cpu_count() or 1)
+
     def serve_engine(self, work_dir: str, engine: str, configs: list[ConfigPlan]) -> None:
-        """Start an engine's replicas, dispatch what its store lacks, stop them; what -r reuses
-        is said."""
+        """Start an engine's replicas once something is to be asked, dispatch what its store
+        lacks, then plan and dispatch the second calls of its two-call answers from the stored
+        first replies, and stop them; what -r reuses is said."""
+        from ..serving.plan import plan_jobs
+
+        supervisor = self.supervisor(work_dir, engine, configs[0].model_cfg)
+        with contextlib.ExitStack() as running:
+            started: list = []
+
+            def start() -> None:  # by the first round with something to ask
+                if not started:
+                    started.append(running.enter_context(supervisor))
+
+            self.dispatch_round(work_dir, engine, configs, 'first', supervisor, start)
+            jobs = self.answer_jobs(work_dir, engine, configs)
+            if jobs:
+                planned = plan_jobs(jobs, self.workers())
+                get_logger().info(
+                    f'planned {sum(p.requests for p in planned)} answer calls of {len(jobs)} '
+                    'two-call pairs from their stored first replies'
+                )
+                self.dispatch_round(work_dir, engine, configs, 'answer', supervisor, start)
+
+    def answer_jobs(self, work_dir: str, engine: str, configs: list[ConfigPlan]) -> list:
+        """The planning of every two-call pair's second calls (``plan.AnswerPair``)."""
+        from ..framework.answer_call import answer_call_of
+        from ..serving.plan import AnswerPair, PairJob
+        from ..serving.request import served_model_name
+
+        jobs, store = [], store_folder(work_dir, engine)
+        for config in configs:
+            for name, dataset_cfg in config.datasets.items():
+                if answer_call_of(dataset_cfg) is not None:
+                    source = AnswerPair(
+                        config.model_cfg,
+                        dataset_cfg,
+                        config.folder,
+                        name,
+                        store,
+                        served_model_name(engine),
+                    )
+                    square = self.square(config)
+                    jobs.append(PairJob(source, config.folder, f'{name}.answers', engine, square))
+        return jobs
+
+    def dispatch_round(
+        self,
+        work_dir: str,
+        engine: str,
+        configs: list[ConfigPlan],
+        call: str,
+        replicas: Any,
+        start: Callable[[], None],
+    ) -> None:
+        """Dispatch the planned requests of ``call`` ('first', or 'answer': the second calls)
+        that the store lacks to ``replicas``, a supervisor that ``start`` starts where it is
+        needed (once for both rounds)."""
         from ..serving.dispatch import Dispatcher, DispatchSettings
         from ..serving.plan import planned_requests
         from ..serving.replicas import kv_capacity
@@ -308,21 +353,22 @@ class ServeOnceRunner(BaseRunner):
         settings, logger = self.settings, get_logger()
         abbr = configs[0].model_cfg['abbr']
         names = ', '.join(sorted({c.model_cfg['abbr'] for c in configs}))
-        requests = planned_requests([c.folder for c in configs], served_model_name(engine))
-        supervisor = self.supervisor(work_dir, engine, configs[0].model_cfg)
+        what = 'requests' if call == 'first' else 'answer calls'
+        folders = [c.folder for c in configs]
+        requests = planned_requests(folders, served_model_name(engine), call)
         chosen = DispatchSettings(
             request_deadline_s=settings['request_deadline_s'],
             cap_tokens=settings['cap_tokens'],
             quorum=settings['quorum'],
             senders=settings['senders'],
             max_reply_bytes=settings['max_reply_bytes'],
-            progress=lambda done, total: logger.info(f'{abbr}: {done} of {total} answered'),
+            progress=lambda done, total: logger.info(f'{abbr}: {done} of {total} {what} answered'),
         )
         store = ReplyStore(store_folder(work_dir, engine))
-        dispatcher = Dispatcher(requests, store, supervisor, chosen, capacity=kv_capacity)
+        dispatcher = Dispatcher(requests, store, replicas, chosen, capacity=kv_capacity)
         reused = dispatcher.report.skipped
         logger.info(
-            f'{names}: {len(requests)} requests planned; '
+            f'{names}: {len(requests)} {what} planned; '
             + (
                 f'{reused} answered by an earlier run of this folder, reused and not asked '
                 'again (-r); '
@@ -333,12 +379,13 @@ class ServeOnceRunner(BaseRunner):
         )
         if not dispatcher.total:
             return
-        with supervisor:
-            report = dispatcher.run()
+        start()
+        report = dispatcher.run()
         record = {'planned': len(requests), **dataclasses.asdict(report)}
-        write_text(osp.join(work_dir, 'serve', f'{abbr}.dispatch.json'), json.dumps(record))
+        name = f'{abbr}.dispatch.json' if call == 'first' else f'{abbr}.answers.dispatch.json'
+        write_text(osp.join(work_dir, 'serve', name), json.dumps(record))
         logger.info(
-            f'{names}: served {report.answered} requests in {report.seconds:.1f} s '
+            f'{names}: served {report.answered} {what} in {report.seconds:.1f} s '
             f'({report.scheduling_s:.2f} s deciding)'
         )
 

@@ -11,7 +11,14 @@ writes to the plan's folder
   token; the dispatcher reads a request's slice when it sends it);
 - ``{pair}.rows.npy``: a row per record (``ROW``): the key, the ids' digest, the rendered
   prompt's digest, where its ids are, its budget, whether it was cut, its cost;
-- ``{pair}.json``: the dataset, the sampling and the answer length of the pair.
+- ``{pair}.json``: the dataset, the sampling and the answer length of the pair, and which call
+  its requests are (``call``: 'first', or 'answer' for the second call of a two-call answer).
+
+A dataset whose answer takes two calls (``framework/answer_call.py``) has its second requests
+planned later, once its first replies are stored (``AnswerPair``: each record and its stored
+first reply give the answer prompt, rendered by the model's parser and built by its builder as
+any first prompt), into the same folder as ``{pair}.answers``; a first reply missing from the
+store is an error naming the record.
 
 So the driver never holds a prompt's ids (its memory grows with requests, not tokens), and the
 materialising tasks (``ServedVLLM``) find each prompt's request by the digest of the prompt the
@@ -46,6 +53,7 @@ from typing import Any, Optional, Protocol
 import numpy as np
 
 from ..files.atomic import atomic_open, write_text
+from ..files.errors import ModelConfigError
 from .request import IdsFile, PlannedRequest, canonical, prompt_digest, request_key
 
 ROW = np.dtype(
@@ -112,6 +120,24 @@ def model_stop_words(model_cfg: dict, builder: Any) -> list[str]:
     return sorted(set(list(model_cfg.get('stop_words') or []) + ([eos] if eos else [])))
 
 
+def pair_sampling(model_cfg: dict, dataset_cfg: dict, builder: Any, max_out_len: int) -> dict:
+    """The sampling of a pair's requests of ``max_out_len`` tokens, as the inferencer asks them
+    (the model's stop words, the inferencer's stopping criteria, the generation settings)."""
+    from ..models.vllm import request_sampling
+
+    stopping = dataset_cfg['infer_cfg']['inferencer'].get('stopping_criteria') or []
+    return request_sampling(
+        model_stop_words(model_cfg, builder),
+        list(stopping),
+        dict(model_cfg.get('generation_kwargs') or {}),
+        max_out_len,
+    )
+
+
+class MissingFirstReplyError(ModelConfigError):
+    """A two-call answer's first reply is not in the store when its second call is planned."""
+
+
 _BUILDERS: dict[str, Any] = {}
 
 
@@ -125,6 +151,24 @@ def _builder(model_cfg: dict) -> Any:
     return _BUILDERS[name]
 
 
+def _opened(model_cfg: dict, dataset_cfg: dict, max_out_len: int, call: str) -> tuple:
+    """What planning a pair's ``call`` ('first' or 'answer') of ``max_out_len`` tokens needs: its
+    description, the model's builder and template parser, the dataset."""
+    from opencompass.utils import build_dataset_from_cfg
+
+    from ..models.template import prompt_parser
+
+    builder = _builder(model_cfg)
+    meta = {
+        'model': model_cfg['abbr'],
+        'dataset': dataset_cfg['abbr'],
+        'sampling': pair_sampling(model_cfg, dataset_cfg, builder, max_out_len),
+        'call': call,
+    }
+    parser = prompt_parser(model_cfg.get('meta_template'))
+    return meta, builder, parser, build_dataset_from_cfg(dataset_cfg)
+
+
 @dataclass
 class RenderedPair:
     """A model config x a dataset config, rendered as OpenCompass's inferencer renders them."""
@@ -134,26 +178,13 @@ class RenderedPair:
 
     def open(self) -> tuple[dict, Iterator[tuple[str, Built]]]:
         from opencompass.registry import ICL_PROMPT_TEMPLATES
-        from opencompass.utils import build_dataset_from_cfg
 
         from ..models.settings import answer_length
-        from ..models.template import prompt_parser
-        from ..models.vllm import request_sampling
 
-        model_cfg, dataset_cfg = self.model_cfg, self.dataset_cfg
-        builder = _builder(model_cfg)
-        dataset = build_dataset_from_cfg(dataset_cfg)
+        dataset_cfg = self.dataset_cfg
+        max_out_len = answer_length(self.model_cfg, dataset_cfg)
+        meta, builder, parser, dataset = _opened(self.model_cfg, dataset_cfg, max_out_len, 'first')
         template = ICL_PROMPT_TEMPLATES.build(dataset_cfg['infer_cfg']['prompt_template'])
-        parser = prompt_parser(model_cfg.get('meta_template'))
-        max_out_len = answer_length(model_cfg, dataset_cfg)
-        stopping = dataset_cfg['infer_cfg']['inferencer'].get('stopping_criteria') or []
-        sampling = request_sampling(
-            model_stop_words(model_cfg, builder),
-            list(stopping),
-            dict(model_cfg.get('generation_kwargs') or {}),
-            max_out_len,
-        )
-        meta = {'model': model_cfg['abbr'], 'dataset': dataset_cfg['abbr'], 'sampling': sampling}
 
         def records() -> Iterator[tuple[str, Built]]:
             for index in range(len(dataset.test)):
@@ -162,6 +193,59 @@ class RenderedPair:
                 )
                 parsed = parser.parse_template(prompt, mode='gen')
                 yield prompt_digest(parsed), builder.build(parsed, max_out_len)
+
+        return meta, records()
+
+
+@dataclass
+class AnswerPair:
+    """The second calls of a two-call pair: each record's answer prompt, made from the record and
+    its first reply in the reply store (``store``), rendered and built as its first prompt was.
+    ``first``: the first calls' pair name in ``folder``; ``served_name``: the name the engine
+    serves under (what the stored replies are bound to)."""
+
+    model_cfg: dict
+    dataset_cfg: dict
+    folder: str
+    first: str
+    store: str
+    served_name: str
+
+    def open(self) -> tuple[dict, Iterator[tuple[str, Built]]]:
+        from ..framework.answer_call import answer_call_of
+        from .store import ReplyStore
+
+        model_cfg, dataset_cfg = self.model_cfg, self.dataset_cfg
+        call = answer_call_of(dataset_cfg)
+        meta, builder, parser, dataset = _opened(model_cfg, dataset_cfg, call.max_out_len, 'answer')
+        meta['records'] = []  # the record of each row, filled as they are planned
+        first = Path(self.folder)
+        asked = json.loads((first / f'{self.first}.json').read_text())['sampling']
+        rows = np.load(first / f'{self.first}.rows.npy')
+        store = ReplyStore(self.store)
+
+        def records() -> Iterator[tuple[str, Built]]:
+            for index, row in enumerate(rows):
+                expected = {
+                    'key': row['key'].tobytes().hex(),
+                    'prompt_digest': row['digest'].tobytes().hex(),
+                    'model': self.served_name,
+                    'max_tokens': int(asked['max_tokens']),
+                    'prompt_tokens': int(row['length']),
+                }
+                reply, problem = store.read(expected)
+                if reply is None:
+                    raise MissingFirstReplyError(
+                        f'{model_cfg["abbr"]} x {dataset_cfg["abbr"]} record #{index}: its first '
+                        f'call (key {expected["key"]}) has no reply in {store.folder} '
+                        f'({problem or "none stored"}), so its answer call cannot be planned; '
+                        'run the inference stage again (-r keeps what was answered)'
+                    )
+                prompt = call.prompt_for(dataset.test[index], reply['text'])
+                if prompt is not None:  # no second call (an empty first reply)
+                    meta['records'].append(index)
+                    parsed = parser.parse_template(prompt, mode='gen')
+                    yield prompt_digest(parsed), builder.build(parsed, call.max_out_len)
 
         return meta, records()
 
@@ -233,9 +317,15 @@ def plan_pair(job: PairJob) -> PairPlan:
 
 
 def plan_stage(jobs: list[PairJob], workers: int = 1) -> list[PairPlan]:
-    """Every job planned, by ``workers`` spawned processes (in this one where ``workers`` is 1
-    or there is one job); an error of any job is raised here, before anything is served."""
+    """Every job planned, in folders emptied first; an error of any job is raised here, before
+    anything is served."""
     _afresh(jobs)
+    return plan_jobs(jobs, workers)
+
+
+def plan_jobs(jobs: list[PairJob], workers: int = 1) -> list[PairPlan]:
+    """Every job planned, by ``workers`` spawned processes (in this one where ``workers`` is 1
+    or there is one job), beside what their folders hold."""
     if workers <= 1 or len(jobs) <= 1:
         return [plan_pair(job) for job in jobs]
     import multiprocessing
@@ -298,16 +388,23 @@ def read_pairs(folder: str | os.PathLike) -> list[PairFile]:
     return pairs
 
 
-def planned_requests(folders: list[str], served_name: str) -> list[PlannedRequest]:
-    """The requests of plan folders, each key once (two datasets asking the same thing share
-    one reply), their ids left on disk."""
+def planned_requests(
+    folders: list[str], served_name: str, call: str = 'first'
+) -> list[PlannedRequest]:
+    """The requests of plan folders for ``call`` ('first', or 'answer': the second calls of
+    two-call answers), each key once (two datasets asking the same thing share one reply), their
+    ids left on disk."""
     found: dict[str, PlannedRequest] = {}
     for folder in folders:
         for pair in read_pairs(folder):
+            if pair.meta.get('call', 'first') != call:
+                continue
             sampling, answer = pair.meta['sampling'], int(pair.meta['sampling']['max_tokens'])
-            label = f'{pair.meta["model"]} x {pair.meta["dataset"]} #'
+            what = ' answer call' if call == 'answer' else ''
+            label = f'{pair.meta["model"]} x {pair.meta["dataset"]}{what} #'
             ids = IdsFile(pair.ids_path)
-            for index, row in enumerate(pair.rows):
+            records = pair.meta.get('records') or range(len(pair.rows))
+            for index, row in zip(records, pair.rows):
                 key = row['key'].tobytes().hex()
                 if key in found:
                     continue

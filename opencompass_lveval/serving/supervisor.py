@@ -74,8 +74,17 @@ class Supervisor:
 
     def start(self, listener: Listener) -> None:
         """Every replica launched at once, each on its thread; the placement refuses first what
-        it cannot hold (nothing is started then)."""
-        self.listener = listener
+        it cannot hold (nothing is started then). Called again (a later round of requests, such
+        as two-call answers' second calls), nothing is launched: ``listener`` replaces the last
+        one and is told of each replica ready now."""
+        with self.lock:
+            self.listener = listener
+            ready = [self.current[name] for name in sorted(self.serving)]
+            again = bool(self.threads)
+        if again:
+            for replica in ready:
+                listener.ready(replica)
+            return
         for spec in self.placement.prepare(self.specs):
             thread = threading.Thread(target=self._keep, args=(spec,), name=f'replica {spec.name}')
             self.threads.append(thread)
@@ -116,9 +125,10 @@ class Supervisor:
         problem = self._wait_ready(replica)
         if problem is None:
             self.journal.note(spec.name, 'ready')
-            with self.lock:
+            with self.lock:  # told once: here, or by a later start that finds it serving
                 self.serving.add(spec.name)
-            self.listener.ready(replica)
+                listener = self.listener
+            listener.ready(replica)
             if self.poll_s is None:  # not watched: the caller holds it as it is
                 self.stopping.wait()
                 return None

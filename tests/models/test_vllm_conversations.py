@@ -4,8 +4,8 @@ MRCR v2's one-message transcript), too long for the window, and LongBench v2's c
 What the engine received and generated is read from vLLM's own objects (``tests/vllm_spy``); the
 references start from the raw files and the tokenizer's chat template.
 
-This is the in-process half of the issue's serve-once check: the same run through
-``ServeOnceRunner`` must give the same predictions, once serving plans second calls.
+The same kinds of records served by ``ServeOnceRunner`` give the predictions of the engine in
+process: ``tests/serving/test_serve_vllm.py``.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Optional
 
 import pytest
 from runs import load_config, run_opencompass
@@ -17,7 +18,7 @@ from runs import load_config, run_opencompass
 from opencompass_lveval.files.errors import ModelConfigError
 from opencompass_lveval.models.vllm import LongContextVLLM
 from opencompass_lveval.runner.serve_once import ServeOnceRunner
-from opencompass_lveval.testing.paced_server import paced_answer
+from opencompass_lveval.testing.paced_server import body_key, paced_answer
 
 KEPT = ('LVEval_factrecall_en_16k', 'LVEval_factrecall_zh_256k', 'LVEval_loogle_SD_mixup_64k')
 TASK = dict(type='opencompass_lveval.runner.infer_task.LongContextInferTask')
@@ -90,36 +91,50 @@ def test_predictions_are_the_replies_to_the_planned_requests_each_asked_once(tmp
     cfg = Config.fromfile(str(config), format_python_code=False)
     model_cfg, runner = cfg.models[0], cfg.infer.runner
     served = served_model_name(engine_identity(model_cfg, runner.server_argv))
-    planned = 0
+    planned, second_calls = 0, 0
     for dataset_cfg in cfg.datasets:
         path = run / 'predictions' / model_cfg['abbr'] / f'{dataset_cfg["abbr"]}.json'
         predictions = json.loads(path.read_text())
         meta, records = RenderedPair(model_cfg, dataset_cfg).open()
         bodies = [{'model': served, 'prompt': b.ids, **meta['sampling']} for _, b in records]
         assert len(predictions) == len(bodies) > 0
-        for index, body in enumerate(bodies):
+        answers = [None] * len(bodies)
+        if 'answer_call' in dataset_cfg['infer_cfg']['inferencer']:  # two calls
+            answers = answer_bodies(model_cfg, dataset_cfg, bodies)
+            second_calls += len(answers) - answers.count(None)
+        for index, (body, answer) in enumerate(zip(bodies, answers)):
             entry = predictions[str(index)]
-            assert entry['prediction'] == paced_answer(body)
+            last = answer or body
+            assert entry['prediction'] == paced_answer(last)
             assert entry['usage']['transport'] == 'served'
-            assert entry['usage']['prompt_tokens'] == len(body['prompt'])
+            if answer is not None:
+                assert entry['first_reply'] == paced_answer(body)
+                assert entry['usage']['prompt_tokens'] == len(body['prompt'] + answer['prompt'])
+            else:
+                assert entry['usage']['prompt_tokens'] == len(body['prompt'])
         planned += len(bodies)
+    assert second_calls == 3 * 4  # LongBench v2's three chains of thought, 4 records each
     keys = [line['key'] for line in received(tmp_path)]
-    assert len(keys) == len(set(keys)) == planned  # every request asked once
+    assert len(keys) == len(set(keys)) == planned + second_calls  # every request asked once
     report = json.loads((run / 'serve' / f'{model_cfg["abbr"]}.dispatch.json').read_text())
     assert report['answered'] == planned and sum(report['sent'].values()) == planned
+    name = f'{model_cfg["abbr"]}.answers.dispatch.json'
+    assert json.loads((run / 'serve' / name).read_text())['answered'] == second_calls
     # A resumed run whose prediction files are gone writes them again, byte for byte, from the
     # replies: nothing is asked again.
     files = (run / 'predictions').rglob('*.json')
     before = {p: p.read_bytes() for p in files if not p.name.endswith('.inference.json')}
-    # and Ada-LEval's four, RULER's 13 (each task at 4k), LongBench v2's nine one-call datasets,
-    # OpenAI MRCR's three (MRCR v2's 8k rows do not fit the demo's 4k window)
-    assert len(before) == len(cfg.datasets) == len(KEPT) + 4 + 13 + 9 + 3
+    # and Ada-LEval's four, RULER's 13 (each task at 4k), LongBench v2's nine one-call datasets
+    # and three chains of thought, OpenAI MRCR's three (MRCR v2's 8k rows do not fit the demo's
+    # 4k window)
+    assert len(before) == len(cfg.datasets) == len(KEPT) + 4 + 13 + 12 + 3
     for path in before:
         path.unlink()
     again = run_opencompass(config, tmp_path, env, '-m', 'infer', '-r')
     assert {p: p.read_bytes() for p in before} == before
-    assert len(received(tmp_path)) == planned
-    assert f'{planned} answered by an earlier run of this folder, reused' in again.stdout
+    assert len(received(tmp_path)) == planned + second_calls
+    assert f'{planned} requests planned; {planned} answered by an earlier run' in again.stdout
+    assert f'{second_calls} answer calls planned; {second_calls} answered by an' in again.stdout
     # The secret given by name is in no file of the run, its config dump included.
     assert not [p for p in run.rglob('*') if p.is_file() and SECRET.encode() in p.read_bytes()]
 
@@ -379,24 +394,123 @@ def test_a_run_folder_another_driver_holds_is_refused_before_any_planning(tmp_pa
     assert sorted(p.name for p in work.iterdir()) == ['logs']  # no plan, no store
 
 
-def test_a_dataset_answered_in_two_calls_is_refused_before_any_planning(tmp_path):
-    """LongBench v2's chain of thought asks a second call holding the first reply, which no plan
-    made before the replicas start can hold: the stage stops naming those datasets, having
-    planned nothing, and the one-call datasets beside them are not the cause."""
-    from opencompass_lveval.framework.answer_call import answer_call_of
-    from opencompass_lveval.framework.benchmarks import named
+def answer_bodies(model_cfg: dict, dataset_cfg: dict, first: list[dict]) -> list[Optional[dict]]:
+    """The second request of each record of a two-call dataset, given its first request's body
+    and the paced server's reply to it: the dataset's answer prompt for the record and that
+    reply, rendered by the model's parser and built by its builder, the first's sampling but
+    the answer call's length; None where no second call is asked."""
+    from opencompass.utils import build_dataset_from_cfg
 
-    datasets = named('longbench_v2').demo_datasets(str(tmp_path / 'data'))
-    two_calls = sorted(d['abbr'] for d in datasets if answer_call_of(d) is not None)
-    assert two_calls == ['LongBenchV2_cot_long', 'LongBenchV2_cot_medium', 'LongBenchV2_cot_short']
-    work = tmp_path / 'run'
-    task = dict(
-        models=[dict(type=LongContextVLLM, path='x')], datasets=[datasets], work_dir=str(work)
+    from opencompass_lveval.framework.answer_call import answer_call_of
+    from opencompass_lveval.models.template import prompt_parser
+
+    call, dataset = answer_call_of(dataset_cfg), build_dataset_from_cfg(dataset_cfg)
+    builder = LongContextVLLM.config_builder(model_cfg)
+    parser = prompt_parser(model_cfg.get('meta_template'))
+    bodies = []
+    for index, body in enumerate(first):
+        prompt = call.prompt_for(dataset.test[index], paced_answer(body))
+        if prompt is None:
+            bodies.append(None)
+            continue
+        ids = builder.build(parser.parse_template(prompt, mode='gen'), call.max_out_len).ids
+        bodies.append({**body, 'prompt': list(ids), 'max_tokens': call.max_out_len})
+    return bodies
+
+
+def asked_of(root: Path) -> list[str]:
+    """The keys of the requests the paced replicas of ``paced_runner(root)`` received."""
+    lines = [json.loads(x) for x in (root / 'paced.jsonl').read_text().splitlines()]
+    return [line['key'] for line in lines if line['event'] == 'received']
+
+
+def two_call_stage(stage, folder: Path) -> tuple[dict, dict, list]:
+    """The stage's model, LongBench v2's short chain of thought on its demo data, and the first
+    request's body of each of its records, as ``paced_runner(folder)`` sends them."""
+    from opencompass_lveval.framework.benchmarks import named
+    from opencompass_lveval.serving.plan import RenderedPair
+    from opencompass_lveval.serving.request import engine_identity, served_model_name
+
+    root, model, _ = stage
+    datasets = named('longbench_v2').demo_datasets(str(root / 'data'))
+    [cot] = [d for d in datasets if d['abbr'] == 'LongBenchV2_cot_short']
+    served = served_model_name(engine_identity(model, paced_runner(folder).settings['server_argv']))
+    meta, records = RenderedPair(model, cot).open()
+    return model, cot, [{'model': served, 'prompt': b.ids, **meta['sampling']} for _, b in records]
+
+
+def test_a_two_call_answer_is_asked_once_its_first_reply_is_stored(stage, tmp_path):
+    """LongBench v2's chain of thought under the runner: the second requests, planned from the
+    stored first replies, are asked of the same replicas (started once), each request once, and
+    TwoCallGenInferencer under ServedVLLM finds both replies; a second stage on the same folder
+    (-r) asks nothing and starts no replica."""
+    from opencompass.openicl.icl_retriever import ZeroRetriever
+    from opencompass.registry import ICL_PROMPT_TEMPLATES
+    from opencompass.utils import build_dataset_from_cfg, build_model_from_cfg
+
+    from opencompass_lveval.framework.answer_call import answer_call_of
+    from opencompass_lveval.framework.two_calls import TwoCallGenInferencer
+
+    model, cot, first = two_call_stage(stage, tmp_path)
+    second = answer_bodies(model, cot, first)
+    assert len(first) == len(second) > 0 and None not in second  # paced replies are never empty
+    tasks = [dict(models=[model], datasets=[[cot]], work_dir=str(tmp_path))]
+    served = paced_runner(tmp_path).serve(tasks)[0]
+    asked = asked_of(tmp_path)
+    assert sorted(asked) == sorted(body_key(b) for b in first + second)
+    launched = (tmp_path / 'logs' / 'serve' / model['abbr'] / 'replicas.jsonl').read_text()
+    assert launched.count('"launched"') == 1  # both rounds on the replica started once
+    dataset = build_dataset_from_cfg(cot)
+    inferencer = TwoCallGenInferencer(
+        build_model_from_cfg(served['models'][0]),
+        max_out_len=first[0]['max_tokens'],
+        answer_call=answer_call_of(cot).config(),
     )
-    with pytest.raises(SystemExit) as stopped:
-        paced_runner(tmp_path).launch([task])
-    assert str(stopped.value).startswith(
-        f'ModelConfigError: ServeOnceRunner cannot serve {", ".join(two_calls)}: each answer '
-        "takes a second call whose prompt holds the first call's reply"
-    )
-    assert not (work / 'serve').exists()
+    template = ICL_PROMPT_TEMPLATES.build(cot['infer_cfg']['prompt_template'])
+    predictions = inferencer.inference(
+        ZeroRetriever(dataset), prompt_template=template, output_json_filepath=str(tmp_path),
+        output_json_filename='cot.json',
+    )  # fmt: skip
+    assert predictions == [paced_answer(body) for body in second]
+    saved = json.loads((tmp_path / 'cot.json').read_text())
+    assert [saved[str(i)]['first_reply'] for i in range(len(first))] == [
+        paced_answer(body) for body in first
+    ]
+    said = said_by_the_runner(lambda: paced_runner(tmp_path).serve(tasks))
+    assert len(asked_of(tmp_path)) == len(asked)
+    assert f'{len(second)} answered by an earlier run of this folder' in said
+    assert (tmp_path / 'logs' / 'serve' / model['abbr'] / 'replicas.jsonl').read_text() == launched
+
+
+def test_a_first_reply_missing_from_the_store_stops_the_answer_calls_naming_the_record(
+    stage, tmp_path
+):
+    """The second calls are planned from the stored first replies: one that is not there (its
+    request unanswered, or its entry another's) is an error naming the record and the fix,
+    never an answer prompt made of something else."""
+    from opencompass_lveval.serving.plan import MissingFirstReplyError, plan_jobs
+    from opencompass_lveval.serving.store import ReplyStore
+
+    model, cot, first = two_call_stage(stage, tmp_path)
+    runner = paced_runner(tmp_path)
+    tasks = [dict(models=[model], datasets=[[cot]], work_dir=str(tmp_path))]
+    [config] = runner.plan(tasks, str(tmp_path)).values()
+    jobs = runner.answer_jobs(str(tmp_path), config.engine, [config])
+    with pytest.raises(
+        MissingFirstReplyError,
+        match=r'LongBenchV2_cot_short record #0: its first call \(key \w+\) has no reply in .*none '
+        r'stored.*run the inference stage again \(-r keeps what was answered\)',
+    ):
+        plan_jobs(jobs)
+    # A reply under the first record's key that is not its answer (another model's) is refused.
+    from opencompass_lveval.serving.plan import planned_requests
+    from opencompass_lveval.serving.request import served_model_name
+
+    [request] = [r for r in planned_requests([config.folder], served_model_name(config.engine))
+                 if r.label.endswith('#0')]  # fmt: skip
+    ReplyStore(tmp_path / 'serve' / 'replies' / config.engine).put_once(
+        {**request.expected(), 'model': 'another', 'text': 'The correct answer is (A)',
+         'completion_tokens': 8, 'latency_s': 0.1, 'finish_reason': 'stop'}
+    )  # fmt: skip
+    with pytest.raises(MissingFirstReplyError, match=r'record #0: .*its model is .another.'):
+        plan_jobs(jobs)

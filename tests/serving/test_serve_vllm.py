@@ -1,7 +1,8 @@
 """``ServeOnceRunner`` on real vLLM servers (the CPU build): two replicas of the tiny model, in
-float32 and greedy, on a demo-sized LV-Eval and Ada-LEval workload, against the same model run
-in process by ``LongContextVLLM`` under the local runner. Run this file alone: each engine holds
-gigabytes and the machine's cores."""
+float32 and greedy, on a demo-sized LV-Eval and Ada-LEval workload, an MRCR conversation and
+LongBench v2's chain of thought (two calls, the second served once the first reply is stored),
+against the same model run in process by ``LongContextVLLM`` under the local runner. Run this
+file alone: each engine holds gigabytes and the machine's cores."""
 
 from __future__ import annotations
 
@@ -15,15 +16,20 @@ from servers import VLLM_ENGINE_KWARGS, VLLM_ENV, VLLM_SIZE, require_vllm
 
 pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 KEPT = ('LVEval_factrecall_en_16k', 'LVEval_factrecall_zh_256k', 'LVEval_loogle_SD_mixup_64k')
+CONVERSATIONS = ('MRCR_openai_2needle_8k', 'LongBenchV2_cot_short')  # chat messages; two calls
 MEASURED = ('latency_s', 'prefix_cached_tokens', 'transport')  # differ between any two runs
 REPO = Path(__file__).resolve().parents[2]
 
 
 def workload_config(root: Path, model: Path, served: bool) -> Path:
-    """The demo-serve config on a few LV-Eval subsets and Ada-LEval's four demo files; served,
-    or in process under the local runner (one engine)."""
+    """The demo-serve config on a few LV-Eval subsets, Ada-LEval's four demo files, an MRCR
+    conversation and LongBench v2's short chain of thought; served, or in process under the
+    local runner (one engine)."""
     cfg = load_config('eval_demo_serve.py')
-    cfg.datasets = [d for d in cfg.datasets if d['abbr'] in KEPT or 'AdaLEval' in d['abbr']]
+    cfg.datasets = [
+        d for d in cfg.datasets
+        if d['abbr'] in KEPT + CONVERSATIONS or 'AdaLEval' in d['abbr']
+    ]  # fmt: skip
     for dataset in cfg.datasets:  # read from anywhere: the fault tests plan in this process
         dataset['path'] = str(root / dataset['path'])
     cfg.models[0].update(path=str(model), model_kwargs=dict(VLLM_ENGINE_KWARGS))
@@ -69,15 +75,23 @@ def predictions(run: Path) -> dict[str, dict]:
     return {p.name: json.loads(p.read_text()) for p in files if '.inference.' not in p.name}
 
 
+def usage_records(entry: dict) -> list[dict]:
+    """A prediction's usage record and, for a two-call answer, each call's."""
+    return [entry['usage'], *entry['usage'].get('calls', [])]
+
+
 def test_predictions_are_those_of_the_engine_in_process(runs):
     in_process, served = (predictions(run) for run in runs)
-    assert sorted(in_process) == sorted(served) and len(served) == len(KEPT) + 4
+    assert sorted(in_process) == sorted(served)
+    assert len(served) == len(KEPT) + 4 + len(CONVERSATIONS)
+    cot = served['LongBenchV2_cot_short.json']
+    assert [entry['answer_prompt'] is not None for entry in cot.values()].count(True) > 0
     for name, entries in in_process.items():
         assert sorted(entries) == sorted(served[name])
         for index, entry in entries.items():
             other = served[name][index]
-            assert other['usage']['transport'] == 'served'
-            for record in (entry['usage'], other['usage']):
+            assert {r['transport'] for r in usage_records(other)} == {'served'}
+            for record in usage_records(entry) + usage_records(other):
                 for field in MEASURED:
                     record.pop(field)
             assert other == entry, f'{name} #{index}'
@@ -88,7 +102,8 @@ def test_predictions_are_those_of_the_engine_in_process(runs):
                 continue
             entries = json.loads(path.read_text())
             for entry in entries.values():
-                entry['usage'].update(latency_s=0, prefix_cached_tokens=None, transport='-')
+                for record in usage_records(entry):
+                    record.update(latency_s=0, prefix_cached_tokens=None, transport='-')
             path.with_suffix('.normal').write_text(
                 json.dumps(entries, indent=4, ensure_ascii=False)
             )
@@ -99,7 +114,7 @@ def test_predictions_are_those_of_the_engine_in_process(runs):
 
 def test_two_replicas_served_the_stage_within_the_engines_kv_capacity(runs):
     served = runs[1]
-    report = json.loads(next((served / 'serve').glob('*.dispatch.json')).read_text())
+    report = json.loads((served / 'serve' / 'tiny-llama-vllm.dispatch.json').read_text())
     assert len(report['sent']) == 2 and all(count > 0 for count in report['sent'].values())
     assert report['requeued'] == 0 and report['dropped'] == []
     logs = sorted((served / 'logs' / 'serve').rglob('*.log'))
@@ -158,7 +173,8 @@ def engine_of(model_cfg: dict) -> str:
 
 
 def planned_stage(config: Path, folder: Path) -> list:
-    """The served run's requests, planned into ``folder`` as the runner plans them."""
+    """The served run's requests of its LV-Eval and Ada-LEval datasets, planned into ``folder``
+    as the runner plans them."""
     from mmengine.config import Config
 
     from opencompass_lveval.serving.plan import (
@@ -175,6 +191,7 @@ def planned_stage(config: Path, folder: Path) -> list:
     jobs = [
         PairJob(RenderedPair(model_cfg, d), str(folder), config_digest(d), engine)
         for d in cfg.datasets
+        if d['abbr'] not in CONVERSATIONS
     ]
     plan_stage(jobs)
     return planned_requests([str(folder)], served_model_name(engine))

@@ -161,3 +161,23 @@ def test_replicas_start_at_once(tmp_path):
         for _ in specs:
             assert ready.acquire(timeout=30)
         assert time.monotonic() - started < 3.5
+
+
+@pytest.mark.slow  # two replicas over two rounds: a second
+def test_a_second_round_is_served_by_the_replicas_of_the_first(tmp_path):
+    """Two-call answers' second calls are dispatched after the first replies are stored, to the
+    replicas already running: nothing is launched again, and the second round's dispatcher is
+    told of each ready replica (it waited for a quorum no one announced)."""
+    specs = [paced(tmp_path, name) for name in ('r0', 'r1')]
+    supervisor, store = supervised(tmp_path, specs), ReplyStore(tmp_path / 's')
+    first, second = requests(6), requests(10)[6:]
+    chosen = DispatchSettings(30, 1000, quorum=2, progress=lambda done, total: None)
+    with supervisor:
+        rounds = [Dispatcher(asked, store, supervisor, chosen).run() for asked in (first, second)]
+    assert [report.answered for report in rounds] == [6, 4]
+    assert sorted(rounds[1].sent) == ['r0', 'r1']
+    for name in ('r0', 'r1'):
+        assert events(tmp_path, name).count('launched') == 1
+    asked = [line['key'] for name in ('r0', 'r1') for line in lines(tmp_path, name)
+             if line['event'] == 'received']  # fmt: skip
+    assert len(asked) == len(set(asked)) == 10
